@@ -1,0 +1,33 @@
+"""attncoda: attention rows as compositional data.
+
+The math (this package's top level) is plain numpy; models and capture live in
+submodules that import torch only when used.
+"""
+
+from .coda import (
+    DEFAULT_EPS,
+    Decomposition,
+    EntropySplit,
+    aitchison,
+    aitchison_mean,
+    as_composition,
+    balance,
+    closure,
+    clr,
+    content_concentration,
+    content_distance,
+    content_entropy,
+    decompose,
+    drop_sink,
+    entropy,
+    entropy_split,
+    ilr_cosine,
+    perturb,
+    replace_zeros,
+    sink_mass,
+    temper,
+)
+from .metrics import METRICS, bhattacharyya, cosine, euclidean, fisher_rao, get_metric, hellinger, jensen_shannon, view
+from .verdicts import Reversal, pairwise, reversal_rate, reversal_rates, sample_triples
+
+__version__ = "0.1.0"

@@ -1,0 +1,127 @@
+"""Classical row metrics, the keep/drop conventions, and the metric registry.
+
+Every metric takes two compositions ``p, q`` (rows on the last axis) and
+broadcasts over leading axes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .coda import DEFAULT_EPS, Sink, aitchison, as_composition, content_distance, drop_sink
+
+CONVENTIONS = ("keep", "drop")
+
+
+def _pair(p, q):
+    a, b = as_composition(p, "p"), as_composition(q, "q")
+    if a.shape[-1] != b.shape[-1]:
+        raise ValueError(f"p and q have different numbers of parts ({a.shape[-1]} and {b.shape[-1]})")
+    return a, b
+
+
+def cosine(p, q) -> np.ndarray:
+    """Cosine similarity ``p·q / (‖p‖ ‖q‖)`` (larger = closer)."""
+    a, b = _pair(p, q)
+    return np.sum(a * b, axis=-1) / np.sqrt(np.sum(a * a, axis=-1) * np.sum(b * b, axis=-1))
+
+
+def euclidean(p, q) -> np.ndarray:
+    """Euclidean distance ``‖p − q‖₂``."""
+    a, b = _pair(p, q)
+    d = a - b
+    return np.sqrt(np.sum(d * d, axis=-1))
+
+
+def jensen_shannon(p, q) -> np.ndarray:
+    """Jensen–Shannon divergence ``½KL(p‖m) + ½KL(q‖m)``, ``m = (p+q)/2``, in nats.
+
+    The divergence, not its square root; ``0 ln 0 = 0``.
+    """
+    a, b = np.broadcast_arrays(*_pair(p, q))
+    m = 0.5 * (a + b)
+
+    def kl_to_m(x):
+        ratio = np.divide(x, m, out=np.ones_like(m), where=x > 0)
+        return np.sum(np.where(x > 0, x * np.log(ratio), 0.0), axis=-1)
+
+    return 0.5 * kl_to_m(a) + 0.5 * kl_to_m(b)
+
+
+def bhattacharyya(p, q) -> np.ndarray:
+    """Bhattacharyya coefficient ``BC = Σ_i sqrt(p_i q_i)``."""
+    a, b = _pair(p, q)
+    return np.sum(np.sqrt(a * b), axis=-1)
+
+
+def hellinger(p, q) -> np.ndarray:
+    """Hellinger distance ``sqrt(1 − BC)``; rounding that pushes BC past 1 gives 0."""
+    return np.sqrt(np.maximum(1.0 - bhattacharyya(p, q), 0.0))
+
+
+def fisher_rao(p, q) -> np.ndarray:
+    """Fisher–Rao distance ``2 arccos(BC)``; rounding that pushes BC past 1 gives 0."""
+    return 2.0 * np.arccos(np.minimum(bhattacharyya(p, q), 1.0))
+
+
+def view(rows, convention: str, sink: Sink = (0,)) -> np.ndarray:
+    """The rows a classical metric sees: ``keep`` → ``p``; ``drop`` → ``𝒞(p_C)``."""
+    if convention == "keep":
+        return as_composition(rows)
+    if convention == "drop":
+        return drop_sink(rows, sink)
+    raise ValueError(f"unknown convention {convention!r}; use 'keep' or 'drop'")
+
+
+@dataclass(frozen=True)
+class RowMetric:
+    """A way of comparing two rows, with what "closer" means for it.
+
+    ``sink_blind`` metrics (the content distance) are computed from the kept
+    rows and the sink set under *both* conventions: one code path, so their
+    verdicts cannot flip between conventions.
+    """
+
+    name: str
+    label: str
+    function: Callable
+    larger_is_closer: bool = False
+    sink_blind: bool = False
+    uses_eps: bool = False
+
+    def __call__(self, p, q, convention: str = "keep", sink: Sink = (0,), eps: float = DEFAULT_EPS):
+        """Distance (or similarity) between ``p`` and ``q`` under ``convention``."""
+        if self.sink_blind:
+            if convention not in CONVENTIONS:
+                raise ValueError(f"unknown convention {convention!r}; use 'keep' or 'drop'")
+            return self.function(p, q, sink=sink, eps=eps)
+        a, b = view(p, convention, sink), view(q, convention, sink)
+        return self.function(a, b, eps=eps) if self.uses_eps else self.function(a, b)
+
+
+METRICS: dict[str, RowMetric] = {
+    m.name: m
+    for m in (
+        RowMetric("cosine", "cosine", cosine, larger_is_closer=True),
+        RowMetric("js", "Jensen–Shannon", jensen_shannon),
+        RowMetric("euclidean", "Euclidean", euclidean),
+        RowMetric("hellinger", "Hellinger", hellinger),
+        RowMetric("fisher_rao", "Fisher–Rao", fisher_rao),
+        RowMetric("aitchison", "d_A", aitchison, uses_eps=True),
+        RowMetric("content", "d_A^⊥", content_distance, sink_blind=True, uses_eps=True),
+    )
+}
+CLASSICAL = ("cosine", "js", "euclidean", "hellinger")
+
+
+def get_metric(metric: str | RowMetric) -> RowMetric:
+    """Look a metric up by name (``cosine``, ``js``, ``euclidean``, ``hellinger``, ``fisher_rao``, ``aitchison``, ``content``)."""
+    if isinstance(metric, RowMetric):
+        return metric
+    try:
+        return METRICS[metric]
+    except KeyError:
+        raise ValueError(f"unknown metric {metric!r}; known: {', '.join(METRICS)}") from None

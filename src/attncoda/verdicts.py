@@ -1,0 +1,127 @@
+"""Closer-head verdicts on triples, and keep-vs-drop reversal rates (MATH.md section 5).
+
+A triple ``(p; q, r)`` of distinct heads asks: is ``q`` or ``r`` closer to ``p``?
+Its verdict under a metric and a convention is ``+1`` (``q`` closer), ``−1``
+(``r`` closer) or ``0`` (an exact tie). A *reversal* is a triple whose verdict is
+``+1`` under one convention and ``−1`` under the other; triples tied under
+either convention are excluded from the rate and counted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Iterable
+
+import numpy as np
+
+from .coda import DEFAULT_EPS, Sink, as_composition
+from .metrics import RowMetric, get_metric
+
+DEFAULT_TRIPLES = 50_000
+_CHUNK_ELEMENTS = 2_000_000
+
+
+def sample_triples(n_heads: int, n_triples: int, rng: np.random.Generator | int) -> np.ndarray:
+    """Draw ``n_triples`` triples of three distinct head indices, uniformly, as an ``(n, 3)`` array."""
+    if n_heads < 3:
+        raise ValueError(f"need at least 3 heads to form a triple, got {n_heads}")
+    if n_triples < 1:
+        raise ValueError(f"n_triples must be positive, got {n_triples}")
+    rng = np.random.default_rng(rng)
+    a = rng.integers(0, n_heads, n_triples)
+    b = rng.integers(0, n_heads - 1, n_triples)
+    b = b + (b >= a)
+    c = rng.integers(0, n_heads - 2, n_triples)
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    c = c + (c >= lo)
+    c = c + (c >= hi)
+    return np.stack([a, b, c], axis=1)
+
+
+def pairwise(metric: str | RowMetric, rows, convention: str = "keep", sink: Sink = (0,), eps: float = DEFAULT_EPS) -> np.ndarray:
+    """``(H, H)`` matrix of ``metric(rows[i], rows[j])`` under ``convention``.
+
+    Computed in row blocks by broadcasting, so memory stays bounded for long rows.
+    """
+    m = get_metric(metric)
+    x = as_composition(rows, "rows")
+    if x.ndim != 2:
+        raise ValueError(f"rows must have shape (heads, keys), got {x.shape}")
+    h, d = x.shape
+    block = max(1, _CHUNK_ELEMENTS // max(1, h * d))
+    out = np.empty((h, h))
+    for start in range(0, h, block):
+        out[start : start + block] = m(x[start : start + block, None, :], x[None, :, :], convention, sink, eps)
+    if np.any(np.isnan(out)):
+        raise ValueError(f"{m.name} gave NaN for some pair of rows; check the rows (a uniform row has no ILR direction)")
+    return out
+
+
+def closer_verdicts(dist: np.ndarray, triples: np.ndarray, larger_is_closer: bool) -> np.ndarray:
+    """Verdict per triple from a pairwise matrix: ``+1`` q closer, ``−1`` r closer, ``0`` tie."""
+    p, q, r = triples[:, 0], triples[:, 1], triples[:, 2]
+    gap = dist[p, r] - dist[p, q]
+    if larger_is_closer:
+        gap = -gap
+    return np.sign(gap).astype(np.int8)
+
+
+@dataclass(frozen=True)
+class Reversal:
+    """Outcome of comparing keep and drop verdicts on a set of triples."""
+
+    metric: str
+    rate: float
+    reversed: int
+    compared: int
+    ties: int
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def reversal_from_verdicts(metric: str, keep: np.ndarray, drop: np.ndarray) -> Reversal:
+    """Reversal rate between two verdict arrays (ties in either are excluded and counted)."""
+    compared = (keep != 0) & (drop != 0)
+    n_compared = int(compared.sum())
+    n_reversed = int((compared & (keep != drop)).sum())
+    rate = n_reversed / n_compared if n_compared else float("nan")
+    return Reversal(metric, rate, n_reversed, n_compared, int((~compared).sum()))
+
+
+def reversal_rates(
+    rows,
+    metrics: Iterable[str | RowMetric] = ("cosine", "js", "euclidean", "hellinger", "content"),
+    sink: Sink = (0,),
+    n_triples: int = DEFAULT_TRIPLES,
+    seed: int | np.random.Generator = 0,
+    eps: float = DEFAULT_EPS,
+    triples: np.ndarray | None = None,
+) -> dict[str, Reversal]:
+    """Keep-vs-drop reversal rates of several metrics on one shared sample of triples.
+
+    ``rows`` is an ``(H, D)`` array of head signatures. Triples are drawn with
+    :func:`sample_triples` from ``seed`` unless given.
+    """
+    x = as_composition(rows, "rows")
+    if triples is None:
+        triples = sample_triples(x.shape[0], n_triples, seed)
+    out = {}
+    for metric in metrics:
+        m = get_metric(metric)
+        verdicts = [closer_verdicts(pairwise(m, x, conv, sink, eps), triples, m.larger_is_closer) for conv in ("keep", "drop")]
+        out[m.name] = reversal_from_verdicts(m.name, *verdicts)
+    return out
+
+
+def reversal_rate(
+    rows,
+    metric: str | RowMetric = "cosine",
+    sink: Sink = (0,),
+    n_triples: int = DEFAULT_TRIPLES,
+    seed: int | np.random.Generator = 0,
+    eps: float = DEFAULT_EPS,
+    triples: np.ndarray | None = None,
+) -> Reversal:
+    """Fraction of head triples whose closer-head verdict under ``metric`` flips between keep and drop."""
+    return next(iter(reversal_rates(rows, (metric,), sink, n_triples, seed, eps, triples).values()))

@@ -1,0 +1,21 @@
+import os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("default", deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("ci", deadline=None, max_examples=300, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+settings.load_profile("ci" if os.environ.get("CI") else "default")
+
+
+@pytest.fixture
+def witness():
+    from attncoda.synthetic import witness
+
+    return witness()
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(12345)

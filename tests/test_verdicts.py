@@ -1,0 +1,54 @@
+import numpy as np
+import pytest
+
+import attncoda as ac
+from attncoda.verdicts import closer_verdicts, reversal_from_verdicts
+
+
+def test_triples_are_distinct_and_cover_all_heads():
+    t = ac.sample_triples(5, 20_000, 0)
+    assert t.shape == (20_000, 3)
+    assert np.all((t[:, 0] != t[:, 1]) & (t[:, 0] != t[:, 2]) & (t[:, 1] != t[:, 2]))
+    counts = np.bincount(t.ravel(), minlength=5) / t.size
+    assert np.allclose(counts, 0.2, atol=0.01)
+    # every ordered triple of distinct heads appears about equally often (5·4·3 = 60 of them)
+    codes = t[:, 0] * 25 + t[:, 1] * 5 + t[:, 2]
+    freq = np.unique(codes, return_counts=True)[1]
+    assert len(freq) == 60 and freq.min() > 0.7 * 20_000 / 60
+
+
+def test_same_seed_same_bits():
+    rows = ac.closure(np.random.default_rng(1).random((12, 9)))
+    a = ac.reversal_rates(rows, seed=3, n_triples=2000)
+    b = ac.reversal_rates(rows, seed=3, n_triples=2000)
+    assert a == b
+
+
+def test_ties_are_excluded_and_counted():
+    keep = np.array([1, -1, 0, 1, -1], dtype=np.int8)
+    drop = np.array([-1, -1, 1, 0, 1], dtype=np.int8)
+    rev = reversal_from_verdicts("x", keep, drop)
+    assert (rev.reversed, rev.compared, rev.ties) == (2, 3, 2)
+    assert rev.rate == pytest.approx(2 / 3)
+
+
+def test_verdict_direction_for_similarities_and_distances():
+    dist = np.array([[0.0, 1.0, 2.0], [1.0, 0.0, 1.0], [2.0, 1.0, 0.0]])
+    triples = np.array([[0, 1, 2], [0, 2, 1]])
+    assert list(closer_verdicts(dist, triples, larger_is_closer=False)) == [1, -1]
+    assert list(closer_verdicts(dist, triples, larger_is_closer=True)) == [-1, 1]
+
+
+def test_pairwise_matches_direct_calls(rng):
+    rows = ac.closure(rng.random((7, 11)))
+    for name in ("cosine", "js", "hellinger", "content"):
+        m = ac.get_metric(name)
+        for conv in ("keep", "drop"):
+            mat = ac.pairwise(name, rows, conv)
+            assert mat[2, 5] == pytest.approx(float(m(rows[2], rows[5], conv)), rel=1e-12, abs=1e-15)
+
+
+def test_hellinger_and_fisher_rao_verdicts_coincide(rng):
+    rows = ac.closure(rng.dirichlet(np.full(20, 0.2), 40) + 1e-12)
+    rates = ac.reversal_rates(rows, ("hellinger", "fisher_rao"), n_triples=5000, seed=0)
+    assert rates["hellinger"].reversed == rates["fisher_rao"].reversed
