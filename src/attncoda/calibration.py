@@ -1,0 +1,131 @@
+"""Reversal calibration curves (MATH.md section 8) and their frozen, hashed copy.
+
+A curve gives, for a synthetic model whose head signatures carry sink mass
+around ``s`` and Dirichlet(α) content, the keep-vs-drop reversal rate of each
+metric. The curves are computed once, written with their generator parameters
+and a content hash, and later chapters read them back and check the hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .io import atomic_write_json
+from .synthetic import calibration_heads
+from .verdicts import reversal_rates, sample_triples
+
+CURVE_METRICS = ("cosine", "js", "euclidean", "hellinger", "content")
+
+
+@dataclass(frozen=True)
+class CalibrationGrid:
+    """Generator parameters of the calibration curves.
+
+    For each ``α`` and each target sink mass ``s``, ``replicates`` synthetic
+    models of ``n_heads`` heads are drawn (rows of ``1 + n_content`` parts,
+    ``n_content = L − 1``) and ``n_triples`` triples per model.
+    """
+
+    sink_masses: tuple[float, ...] = tuple(np.round(np.linspace(0.02, 0.98, 33), 4).tolist())
+    alphas: tuple[float, ...] = (0.1, 1.0)
+    n_content: int = 127
+    n_heads: int = 144
+    n_triples: int = 20_000
+    replicates: int = 3
+    kappa: float = 50.0
+    seed: int = 0
+    metrics: tuple[str, ...] = CURVE_METRICS
+
+    def as_dict(self) -> dict:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
+
+
+def compute_curves(grid: CalibrationGrid = CalibrationGrid(), progress=None) -> dict:
+    """Monte Carlo reversal rates on the grid.
+
+    Returns ``{"grid": params, "curves": {alpha: {metric: [rate per s]}}}``; a rate
+    is the pooled fraction over the replicates (reversed / compared).
+    """
+    root = np.random.SeedSequence(grid.seed)
+    cells = [(a, s) for a in grid.alphas for s in grid.sink_masses]
+    streams = root.spawn(len(cells))
+    counts = {a: {m: np.zeros((len(grid.sink_masses), 2), dtype=np.int64) for m in grid.metrics} for a in grid.alphas}
+    for (alpha, s), stream in zip(cells, streams):
+        i = grid.sink_masses.index(s)
+        for rep_stream in stream.spawn(grid.replicates):
+            rng = np.random.default_rng(rep_stream)
+            heads = calibration_heads(rng, grid.n_heads, grid.n_content, alpha, s, grid.kappa)
+            triples = sample_triples(grid.n_heads, grid.n_triples, rng)
+            for name, rev in reversal_rates(heads, grid.metrics, triples=triples).items():
+                counts[alpha][name][i] += (rev.reversed, rev.compared)
+        if progress is not None:
+            progress(alpha, s)
+    curves = {
+        str(a): {m: (c[:, 0] / c[:, 1]).tolist() for m, c in per_metric.items()} for a, per_metric in counts.items()
+    }
+    return {"grid": grid.as_dict(), "curves": curves}
+
+
+def content_hash(curves: dict) -> str:
+    """SHA-256 of the canonical JSON of the grid and the curves (the hash later chapters check)."""
+    canonical = json.dumps({"grid": curves["grid"], "curves": curves["curves"]}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def save_curves(curves: dict, path: Path) -> str:
+    """Write the curves with their hash atomically; returns the hash."""
+    digest = content_hash(curves)
+    atomic_write_json(path, {**curves, "sha256": digest})
+    return digest
+
+
+def load_curves(path: Path) -> dict:
+    """Read frozen curves and verify their hash (ValueError if the file was edited)."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"no calibration curves at {path}; run the calibration chapter: attncoda run calibration")
+    data = json.loads(path.read_text())
+    if content_hash(data) != data.get("sha256"):
+        raise ValueError(f"{path} does not match its recorded sha256; the frozen curves were modified")
+    return data
+
+
+def curve_at(curves: dict, metric: str, sink_mass: float, alpha: float = 0.1) -> float:
+    """Linear interpolation of the ``α`` curve of ``metric`` at ``sink_mass`` (NaN outside the grid)."""
+    xs = np.asarray(curves["grid"]["sink_masses"])
+    ys = np.asarray(curves["curves"][str(float(alpha))][metric])
+    if not xs[0] <= sink_mass <= xs[-1]:
+        return float("nan")
+    return float(np.interp(sink_mass, xs, ys))
+
+
+def frozen_path() -> Path:
+    """Where the frozen curves live: ``data/calibration/curves.json``."""
+    from .results import data_dir
+
+    return data_dir() / "calibration" / "curves.json"
+
+
+def freeze_or_verify(curves: dict, path: Path | None = None) -> dict:
+    """Freeze ``curves`` if nothing is frozen yet; otherwise compare with the frozen copy.
+
+    Returns ``{"status": "frozen" | "identical" | "different" | "other-grid", "sha256": …, "frozen_sha256": …}``.
+    Only curves computed on the frozen grid are compared; a different grid never overwrites the frozen file.
+    """
+    path = Path(path) if path else frozen_path()
+    digest = content_hash(curves)
+    if not path.exists():
+        if curves["grid"] != CalibrationGrid().as_dict():
+            return {"status": "other-grid", "sha256": digest, "frozen_sha256": None}
+        save_curves(curves, path)
+        return {"status": "frozen", "sha256": digest, "frozen_sha256": digest}
+    frozen = load_curves(path)
+    if frozen["grid"] != curves["grid"]:
+        return {"status": "other-grid", "sha256": digest, "frozen_sha256": frozen["sha256"]}
+    status = "identical" if frozen["sha256"] == digest else "different"
+    return {"status": status, "sha256": digest, "frozen_sha256": frozen["sha256"]}
