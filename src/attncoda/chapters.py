@@ -1,0 +1,114 @@
+"""The book's chapters, and running one with papermill.
+
+Each chapter is a notebook in ``notebooks/`` with one cell tagged ``parameters``.
+``run_chapter`` executes it into a file beside the book sources (atomically: a
+failed or interrupted run never replaces a good executed copy).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .results import repo_root, slug
+
+
+@dataclass(frozen=True)
+class Chapter:
+    key: str
+    notebook: str
+    title: str
+    per_model: bool = False
+    default_model: str = "synthetic"
+    small: dict = field(default_factory=dict)
+
+
+CHAPTERS: dict[str, Chapter] = {
+    c.key: c
+    for c in (
+        Chapter(
+            "theory",
+            "01_theory_witness",
+            "Theory witness",
+            small={"n_positions": 2000, "rows_per_layer": 300, "invariance_samples": 300},
+        ),
+        Chapter(
+            "calibration",
+            "02_reversal_calibration",
+            "Reversal calibration",
+            small={"n_grid": 5, "n_heads": 30, "n_triples": 2000, "replicates": 1},
+        ),
+        Chapter("reproducibility", "09_reproducibility", "Reproducibility"),
+    )
+}
+
+
+class ChapterError(RuntimeError):
+    """A chapter could not be run; the message is one line that says what to do."""
+
+
+def find_chapter(name: str) -> Chapter:
+    """Look a chapter up by key (``theory``), number (``1``, ``01``) or notebook name."""
+    wanted = name.removesuffix(".ipynb").lower()
+    for c in CHAPTERS.values():
+        if wanted in (c.key, c.notebook, c.notebook.split("_", 1)[0], c.notebook.split("_", 1)[0].lstrip("0")):
+            return c
+    raise ChapterError(f"unknown chapter {name!r}; known: {', '.join(CHAPTERS)}")
+
+
+def stage_dir() -> Path:
+    """Where the book is assembled from (sources plus executed notebooks)."""
+    return repo_root() / "_build" / "stage"
+
+
+def default_output(chapter: Chapter, model: str | None) -> Path:
+    """Executed copy's path: in the book stage for the chapter's default model, else under ``_build/runs``."""
+    if model in (None, chapter.default_model):
+        return stage_dir() / "notebooks" / f"{chapter.notebook}.ipynb"
+    return repo_root() / "_build" / "runs" / chapter.notebook / f"{slug(model)}.ipynb"
+
+
+def run_chapter(
+    name: str,
+    model: str | None = None,
+    parameters: dict | None = None,
+    output: str | os.PathLike | None = None,
+    profile: str = "full",
+    progress: bool = True,
+) -> Path:
+    """Execute one chapter with papermill and return the executed notebook's path."""
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    chapter = find_chapter(name)
+    if profile not in ("full", "small"):
+        raise ChapterError(f"unknown profile {profile!r}; use 'full' or 'small'")
+    params = dict(chapter.small) if profile == "small" else {}
+    params.update(parameters or {})
+    if model is not None:
+        if not chapter.per_model and model != chapter.default_model:
+            raise ChapterError(f"chapter {chapter.key!r} does not take a model (it is {chapter.default_model!r})")
+        params["model"] = model
+    root = repo_root()
+    source = root / "notebooks" / f"{chapter.notebook}.ipynb"
+    if not source.exists():
+        raise ChapterError(f"{source} is missing; run from the project folder or set ATTNCODA_HOME")
+    target = Path(output) if output else default_output(chapter, model)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f".{target.stem}.part.ipynb")
+    env_before = os.environ.get("ATTNCODA_HOME")
+    os.environ["ATTNCODA_HOME"] = str(root)
+    try:
+        papermill.execute_notebook(
+            str(source), str(partial), parameters=params, kernel_name="python3", cwd=str(root / "notebooks"), progress_bar=progress
+        )
+    except PapermillExecutionError as err:
+        raise ChapterError(f"chapter {chapter.key!r} failed in cell {err.exec_count}: {err.ename}: {err.evalue} (executed copy: {partial})") from None
+    finally:
+        if env_before is None:
+            os.environ.pop("ATTNCODA_HOME", None)
+        else:
+            os.environ["ATTNCODA_HOME"] = env_before
+    os.replace(partial, target)
+    return target

@@ -1,0 +1,104 @@
+"""Figures for the chapters (matplotlib; ternary panels use mpltern)."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from .coda import drop_sink
+
+METRIC_COLOURS = {
+    "cosine": "#1f77b4",
+    "js": "#d62728",
+    "euclidean": "#2ca02c",
+    "hellinger": "#9467bd",
+    "content": "#000000",
+}
+METRIC_LABELS = {"cosine": "cosine", "js": "Jensen–Shannon", "euclidean": "Euclidean", "hellinger": "Hellinger / Fisher–Rao", "content": r"$d_A^\perp$"}
+ROW_COLOURS = {"p": "#444444", "q": "#1f77b4", "r": "#d62728"}
+
+
+def _ternary(fig, position):
+    import mpltern  # noqa: F401  (registers the "ternary" projection)
+
+    ax = fig.add_subplot(position, projection="ternary")
+    ax.set_tlabel("sink")
+    ax.set_llabel("a")
+    ax.set_rlabel("b")
+    ax.grid(alpha=0.3)
+    return ax
+
+
+def witness_figure(rows: dict[str, np.ndarray]):
+    """Figure 1: the witness rows with the sink (bars), without it (bars), and on the simplex."""
+    fig = plt.figure(figsize=(12, 3.8))
+    names = list(rows)
+    for col, (title, view) in enumerate((("(a) with the sink", lambda x: x), ("(b) sink dropped, re-closed", lambda x: np.r_[np.nan, drop_sink(x)]))):
+        ax = fig.add_subplot(1, 3, col + 1)
+        width = 0.25
+        for j, name in enumerate(names):
+            ax.bar(np.arange(3) + (j - 1) * width, view(rows[name]), width, color=ROW_COLOURS[name], label=name + ("'" if col else ""))
+        ax.set_xticks(range(3), ["sink", "a", "b"])
+        ax.set_ylim(0, 1)
+        ax.set_title(title)
+        ax.legend()
+    ax = _ternary(fig, 133)
+    for name, x in rows.items():
+        ax.scatter(*x, color=ROW_COLOURS[name], s=60, label=f"{name}", zorder=3)
+        ax.scatter(*np.r_[0.0, drop_sink(x)], color=ROW_COLOURS[name], marker="s", facecolor="none", s=60, label=f"{name}'", zorder=3)
+    ax.set_title("(c) on the simplex (squares: dropped)", pad=30)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def reversal_region_figure(q_positions: np.ndarray, reversed_mask: np.ndarray, p: np.ndarray, r: np.ndarray, rate: float):
+    """Figure 6: third-row positions, red where the cosine verdict reverses between conventions."""
+    fig = plt.figure(figsize=(5.5, 5))
+    ax = _ternary(fig, 111)
+    ax.scatter(*q_positions[~reversed_mask].T, s=1, color="#bbbbbb", label="same verdict")
+    ax.scatter(*q_positions[reversed_mask].T, s=1, color="#d62728", label="verdict reverses")
+    ax.scatter(*p, marker="*", s=200, color="black", label="p", zorder=3)
+    ax.scatter(*r, marker="*", s=200, color="#1f77b4", label="r", zorder=3)
+    ax.set_title(f"cosine reversal region: {100 * rate:.1f} % of positions", pad=30)
+    ax.legend(loc="upper left", bbox_to_anchor=(0.9, 1.05), fontsize=8, markerscale=4)
+    return fig
+
+
+def entropy_layers_figure(panels: dict[str, dict[str, np.ndarray]]):
+    """Figure 2: per-layer entropy ``H`` and ``C_A^⊥`` (twin axis), sink mass dotted."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4))
+    for ax, (title, summary) in zip(np.atleast_1d(axes), panels.items()):
+        layers = np.arange(1, len(summary["entropy"]) + 1)
+        ax.plot(layers, summary["entropy"], "o-", color="#d62728", label="Shannon H (nats)")
+        ax.plot(layers, summary["sink_mass"], ":", color="gray", label="sink mass")
+        ax.set_xlabel("layer")
+        ax.set_ylabel("H (nats) / sink mass")
+        twin = ax.twinx()
+        twin.plot(layers, summary["concentration"], "s-", color="#2ca02c", label=r"$C_A^\perp$")
+        twin.set_ylabel(r"$C_A^\perp$", color="#2ca02c")
+        twin.set_ylim(0, max(80.0, 1.1 * float(np.max(summary["concentration"]))))
+        handles = ax.get_legend_handles_labels()[0] + twin.get_legend_handles_labels()[0]
+        ax.legend(handles=handles, loc="best", fontsize=8)
+        ax.set_title(title)
+    fig.tight_layout()
+    return fig
+
+
+def calibration_figure(curves: dict, metrics=("cosine", "js", "euclidean", "hellinger", "content"), ax=None):
+    """Figure 3's curves: reversal rate against sink mass, solid ``α = 0.1``, dashed ``α = 1``."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 4.5))
+    s = np.asarray(curves["grid"]["sink_masses"])
+    for metric in metrics:
+        for alpha, style in (("0.1", "-"), ("1.0", "--")):
+            ys = 100 * np.asarray(curves["curves"][alpha][metric])
+            label = f"{METRIC_LABELS[metric]}" if alpha == "0.1" else None
+            ax.plot(s, ys, style, color=METRIC_COLOURS[metric], label=label, lw=1.8 if metric != "content" else 1.0)
+    ax.plot([], [], "k-", label=r"$\alpha = 0.1$")
+    ax.plot([], [], "k--", label=r"$\alpha = 1$")
+    ax.set_xlabel("signature sink mass")
+    ax.set_ylabel("keep-vs-drop reversal rate (%)")
+    ax.set_ylim(-2, 60)
+    ax.legend(fontsize=8, ncol=2)
+    return ax

@@ -1,0 +1,59 @@
+"""Every chapter notebook: committed clean, parameterized, and executing end to end on the small profile."""
+
+import json
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from attncoda.chapters import CHAPTERS, ChapterError, find_chapter, run_chapter
+
+ROOT = Path(__file__).parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_is_committed_without_outputs_and_has_parameters(path):
+    nb = nbformat.read(path, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert not any(c.get("outputs") for c in code), "strip outputs: the build executes notebooks itself"
+    tagged = [c for c in code if "parameters" in c.metadata.get("tags", [])]
+    assert len(tagged) == 1, "exactly one cell tagged 'parameters'"
+    assert "model" in tagged[0].source and "results_dir" in tagged[0].source
+
+
+def test_every_notebook_is_a_chapter_and_in_the_toc():
+    toc = (ROOT / "_toc.yml").read_text()
+    assert {p.stem for p in NOTEBOOKS} == {c.notebook for c in CHAPTERS.values()}
+    for c in CHAPTERS.values():
+        assert f"notebooks/{c.notebook}" in toc
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", list(CHAPTERS))
+def test_chapter_executes_on_small_profile(key, tmp_path):
+    out = run_chapter(key, parameters={"results_dir": str(tmp_path / "results")}, output=tmp_path / f"{key}.ipynb", profile="small", progress=False)
+    nb = nbformat.read(out, as_version=4)
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    glued = {o["metadata"]["scrapbook"]["name"] for o in outputs if "scrapbook" in o.get("metadata", {})}
+    prose = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    referenced = set(re.findall(r"\{glue(?::\w+)?\}`([^`:]+)", prose)) | set(re.findall(r"\{glue:figure\} (\S+)", prose))
+    assert referenced <= glued, f"prose refers to numbers no cell glued: {referenced - glued}"
+    if key != "reproducibility":
+        result = json.loads((tmp_path / "results" / key / "synthetic.json").read_text())
+        prov = result["provenance"]
+        assert {"code", "parameters", "seed", "wall_time_s"} <= set(prov)
+        assert prov["parameters"]
+
+
+def test_unknown_chapter_is_one_clear_line():
+    with pytest.raises(ChapterError, match="unknown chapter 'nope'; known: theory"):
+        find_chapter("nope")
+    assert find_chapter("1").key == "theory" and find_chapter("02_reversal_calibration").key == "calibration"
+
+
+def test_synthetic_chapters_refuse_a_model():
+    with pytest.raises(ChapterError, match="does not take a model"):
+        run_chapter("theory", model="gpt2")
