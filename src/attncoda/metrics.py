@@ -39,7 +39,8 @@ def euclidean(p, q) -> np.ndarray:
 def jensen_shannon(p, q) -> np.ndarray:
     """Jensen–Shannon divergence ``½KL(p‖m) + ½KL(q‖m)``, ``m = (p+q)/2``, in nats.
 
-    The divergence, not its square root; ``0 ln 0 = 0``.
+    The divergence, not its square root; ``0 ln 0 = 0``. It is non-negative;
+    a value that rounding pushes below zero (rows equal to the last bits) is returned as 0.
     """
     a, b = np.broadcast_arrays(*_pair(p, q))
     m = 0.5 * (a + b)
@@ -48,7 +49,7 @@ def jensen_shannon(p, q) -> np.ndarray:
         ratio = np.divide(x, m, out=np.ones_like(m), where=x > 0)
         return np.sum(np.where(x > 0, x * np.log(ratio), 0.0), axis=-1)
 
-    return 0.5 * kl_to_m(a) + 0.5 * kl_to_m(b)
+    return np.maximum(0.5 * kl_to_m(a) + 0.5 * kl_to_m(b), 0.0)
 
 
 def bhattacharyya(p, q) -> np.ndarray:

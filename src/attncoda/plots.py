@@ -31,7 +31,7 @@ def _ternary(fig, position):
 
 def witness_figure(rows: dict[str, np.ndarray]):
     """Figure 1: the witness rows with the sink (bars), without it (bars), and on the simplex."""
-    fig = plt.figure(figsize=(12, 3.8))
+    fig = plt.figure(figsize=(13, 4.2))
     names = list(rows)
     for col, (title, view) in enumerate((("(a) with the sink", lambda x: x), ("(b) sink dropped, re-closed", lambda x: np.r_[np.nan, drop_sink(x)]))):
         ax = fig.add_subplot(1, 3, col + 1)
@@ -47,7 +47,7 @@ def witness_figure(rows: dict[str, np.ndarray]):
         ax.scatter(*x, color=ROW_COLOURS[name], s=60, label=f"{name}", zorder=3)
         ax.scatter(*np.r_[0.0, drop_sink(x)], color=ROW_COLOURS[name], marker="s", facecolor="none", s=60, label=f"{name}'", zorder=3)
     ax.set_title("(c) on the simplex (squares: dropped)", pad=30)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.05, 1.0), fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -61,7 +61,9 @@ def reversal_region_figure(q_positions: np.ndarray, reversed_mask: np.ndarray, p
     ax.scatter(*p, marker="*", s=200, color="black", label="p", zorder=3)
     ax.scatter(*r, marker="*", s=200, color="#1f77b4", label="r", zorder=3)
     ax.set_title(f"cosine reversal region: {100 * rate:.1f} % of positions", pad=30)
-    ax.legend(loc="upper left", bbox_to_anchor=(0.9, 1.05), fontsize=8, markerscale=4)
+    legend = ax.legend(loc="upper left", bbox_to_anchor=(0.9, 1.05), fontsize=8)
+    for handle in legend.legend_handles[:2]:
+        handle.set_sizes([20])
     return fig
 
 
