@@ -1,0 +1,45 @@
+import json
+
+import pytest
+
+from attncoda import calibration, predictor
+
+
+def _curves():
+    grid = calibration.CalibrationGrid(sink_masses=(0.02, 0.5, 0.98), n_heads=20, n_triples=500, replicates=1)
+    curves = calibration.compute_curves(grid)
+    return {**curves, "sha256": calibration.content_hash(curves)}
+
+
+def test_outcomes(tmp_path):
+    curves = _curves()
+    spec = predictor.freeze(curves["sha256"], tmp_path / "frozen.json")
+    assert predictor.load_spec(tmp_path / "frozen.json") == spec
+    s = 0.5
+    exact = {m: calibration.curve_at(curves, m, s) for m in spec["metrics"]}
+    gap = predictor.predict(curves, spec, s)["regime_gap_points"]
+    result = predictor.evaluate(curves, spec, s, exact)
+    assert result["mean_abs_deviation_points"] == pytest.approx(0.0)
+    assert result["outcome"] == ("confirmation" if gap <= spec["tolerance_points"] else "abstention")
+    far = {m: v + 0.2 for m, v in exact.items()}
+    assert predictor.evaluate(curves, spec, s, far)["outcome"] in ("failure", "abstention")
+    assert predictor.evaluate(curves, spec, 0.99, exact)["outcome"] == "abstention"
+
+
+def test_tampering_is_detected(tmp_path):
+    curves = _curves()
+    path = tmp_path / "frozen.json"
+    predictor.freeze(curves["sha256"], path)
+    data = json.loads(path.read_text())
+    data["tolerance_points"] = 20
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match="modified"):
+        predictor.load_spec(path)
+    with pytest.raises(ValueError, match="not the ones"):
+        predictor.predict({**curves, "sha256": "0" * 64}, predictor.SPEC | {"curves_sha256": curves["sha256"]}, 0.5)
+
+
+def test_committed_predictor_is_bound_to_the_committed_curves():
+    curves, spec = predictor.load_all()
+    assert spec["curves_sha256"] == curves["sha256"]
+    assert {k: v for k, v in spec.items() if k not in ("sha256", "curves_sha256")} == predictor.SPEC
