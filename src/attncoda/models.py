@@ -1,0 +1,210 @@
+"""Load any model a reader names: a registry short name, a Hugging Face id (``org/name@revision``),
+a local model folder, or a ``.gguf`` file. Always with eager attention, so weights can be captured.
+
+A GGUF file is dequantized once and saved as safetensors in the cache
+(``$ATTNCODA_CACHE/models/gguf-<sha>``); later loads read that folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .registry import REGISTRY, ModelError, cache_dir, cached_sha256, locate
+
+ENCODER_TYPES = {"bert", "mpnet", "roberta", "xlm-roberta", "distilbert", "electra", "albert", "deberta", "deberta-v2", "vit", "deit", "beit", "dinov2", "camembert", "ernie"}
+VISION_TYPES = {"vit", "deit", "beit", "dinov2"}
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+(@[\w./-]+)?$|^[A-Za-z0-9][\w.-]*@[\w./-]+$")
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What the math needs to know about a model."""
+
+    name: str  # as the reader gave it
+    source: str  # folder, file or hub id actually loaded
+    revision: str | None
+    architecture: str  # config.model_type
+    layers: int
+    heads: int
+    causal: bool
+    vision: bool
+    weights_sha256: str  # or "hub:<commit>" for a Hub download
+    default_sink: str  # "first" or "cls_sep"
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class LoadedModel:
+    info: ModelInfo
+    model: object  # the full transformers model (eval mode, eager attention)
+    processor: object  # tokenizer, or image processor for vision models
+
+    @property
+    def backbone(self):
+        """The model without its task head (no vocabulary-sized logits)."""
+        return getattr(self.model, "base_model", self.model)
+
+
+def _hub_reachable(timeout: float = 3.0) -> bool:
+    endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
+    host = re.sub(r"^https?://", "", endpoint).split("/")[0]
+    try:
+        with socket.create_connection((host, 443), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def resolve(name: str) -> tuple[str, str, str | None]:
+    """Classify ``name`` as ``("registry"|"local"|"gguf"|"hub", target, revision)`` or raise ModelError."""
+    if name in REGISTRY:
+        return "registry", name, None
+    path = Path(name).expanduser()
+    if path.suffix == ".gguf":
+        if not path.is_file():
+            raise ModelError(f"no such GGUF file: {path}")
+        return "gguf", str(path.resolve()), None
+    if path.is_dir():
+        if not (path / "config.json").exists():
+            raise ModelError(f"{path} is a folder without config.json; pass a saved Hugging Face model folder")
+        return "local", str(path.resolve()), None
+    if name.startswith((".", "/", "~")):
+        raise ModelError(f"no such model folder or file: {path}")
+    if HUB_ID.match(name):
+        repo, _, revision = name.partition("@")
+        return "hub", repo, revision or None
+    raise ModelError(f"unknown model {name!r}; known short names: {', '.join(REGISTRY)} (or pass a Hugging Face id, a local folder or a .gguf file)")
+
+
+def _gguf_folder(gguf: Path) -> Path:
+    """Dequantize ``gguf`` once into a safetensors folder in the cache; return the folder."""
+    import torch
+    import transformers as tf
+
+    digest = cached_sha256(gguf)
+    folder = cache_dir() / "models" / f"gguf-{digest[:16]}"
+    if (folder / "config.json").exists():
+        return folder
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".gguf.", dir=folder.parent))
+    try:
+        tokenizer = tf.AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        model = tf.AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+        # The weights are already dequantized to float32; drop the GGUF quantizer so the model saves as plain safetensors.
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        model.hf_quantizer = None
+        model.is_quantized = False
+        model.save_pretrained(staging)
+        tokenizer.save_pretrained(staging)
+        (staging / "SOURCE_SHA256").write_text(f"{digest}  {gguf.name}\n")
+        os.replace(staging, folder)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return folder
+
+
+def _from_pretrained(target: str, causal_hint: bool | None, revision: str | None, local_only: bool):
+    import torch
+    import transformers as tf
+
+    kwargs = dict(revision=revision, attn_implementation="eager", dtype=torch.float32, local_files_only=local_only)
+    config = tf.AutoConfig.from_pretrained(target, revision=revision, local_files_only=local_only)
+    model_type = config.model_type
+    vision = model_type in VISION_TYPES
+    causal = model_type not in ENCODER_TYPES if causal_hint is None else causal_hint
+    if vision:
+        processor = tf.AutoImageProcessor.from_pretrained(target, revision=revision, local_files_only=local_only)
+        model = tf.AutoModel.from_pretrained(target, **kwargs)
+    else:
+        processor = tf.AutoTokenizer.from_pretrained(target, revision=revision, local_files_only=local_only)
+        auto = tf.AutoModelForCausalLM if causal else tf.AutoModel
+        model = auto.from_pretrained(target, **kwargs)
+    model.eval()
+    return model, processor, config, causal, vision
+
+
+def _count(config, *names) -> int:
+    for n in names:
+        value = getattr(config, n, None)
+        if value is None and hasattr(config, "get_text_config"):
+            value = getattr(config.get_text_config(), n, None)
+        if value is not None:
+            return int(value)
+    raise ModelError(f"cannot read {names[0]} from the model's config")
+
+
+def weights_checksum(folder: Path) -> str:
+    """Combined SHA-256 of a folder's weight files (safetensors, else .bin), in name order."""
+    files = sorted(folder.glob("*.safetensors")) or sorted(folder.glob("*.bin"))
+    if not files:
+        raise ModelError(f"{folder} holds no *.safetensors or *.bin weights")
+    if len(files) == 1:
+        return cached_sha256(files[0])
+    import hashlib
+
+    return hashlib.sha256("".join(cached_sha256(f) for f in files).encode()).hexdigest()
+
+
+def load_model(name: str) -> LoadedModel:
+    """Load ``name`` with eager attention in float32 on the CPU. Raises ModelError with one clear line."""
+    kind, target, revision = resolve(name)
+    notes: list[str] = []
+    try:
+        if kind == "registry":
+            entry, path = locate(target)
+            digest, sink, causal_hint = entry.sha256, entry.sink, entry.causal
+            folder = _gguf_folder(path) if path.suffix == ".gguf" else path
+            if path.suffix == ".gguf":
+                notes.append("quantized GGUF weights, dequantized to float32")
+            model, processor, config, causal, vision = _from_pretrained(str(folder), causal_hint, None, True)
+            source = str(path)
+        elif kind == "gguf":
+            folder = _gguf_folder(Path(target))
+            model, processor, config, causal, vision = _from_pretrained(str(folder), None, None, True)
+            digest, source = cached_sha256(Path(target)), target
+            notes.append("quantized GGUF weights, dequantized to float32")
+        elif kind == "local":
+            model, processor, config, causal, vision = _from_pretrained(target, None, None, True)
+            digest, source = weights_checksum(Path(target)), target
+        else:
+            try:
+                model, processor, config, causal, vision = _from_pretrained(target, None, revision, True)
+            except OSError:
+                if not _hub_reachable():
+                    raise ModelError(
+                        f"cannot reach the Hugging Face Hub to download {name!r} and it is not in the local cache; "
+                        "download it where the Hub is reachable (model.save_pretrained(folder)) and pass that folder"
+                    ) from None
+                model, processor, config, causal, vision = _from_pretrained(target, None, revision, False)
+            digest = f"hub:{getattr(config, '_commit_hash', None) or revision or 'unknown'}"
+            source = target
+    except ModelError:
+        raise
+    except (OSError, ValueError, KeyError) as err:
+        raise ModelError(f"could not load {name!r}: {str(err).splitlines()[0]}") from None
+    if kind != "registry":
+        sink = "cls_sep" if config.model_type in ENCODER_TYPES and not vision else "first"
+    info = ModelInfo(
+        name=name,
+        source=source,
+        revision=revision,
+        architecture=config.model_type,
+        layers=_count(config, "num_hidden_layers", "n_layer"),
+        heads=_count(config, "num_attention_heads", "n_head"),
+        causal=causal,
+        vision=vision,
+        weights_sha256=digest,
+        default_sink=sink,
+        notes=tuple(notes),
+    )
+    return LoadedModel(info=info, model=model, processor=processor)

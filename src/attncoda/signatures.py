@@ -1,0 +1,281 @@
+"""Per-head signatures and row statistics (MATH.md section 6), with an on-disk cache.
+
+* Signature of a head (causal model): the Aitchison mean, over the N windows, of
+  the head's row at the last query position (support: all L keys). Encoders:
+  the Aitchison mean over every row of every window. Kept for each ε of the
+  sweep, plus the arithmetic mean of the same rows.
+* Row statistics: per layer, head and query position, the mean over windows of
+  row sink mass, ``H``, ``H(π)`` and ``C_A^⊥`` (default sink set of the model).
+  Causal row 0 (the trivial ``[1]``) is NaN.
+
+The cache key is a hash of the model, its weights checksum, the corpus, N, L,
+the seed, the batch size (batching changes the last bits of a forward pass),
+the ε sweep and the protocol version; files are written atomically
+and carry a hash of their arrays, so a damaged file is detected and recomputed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .coda import closure, replace_zeros
+from .io import atomic_write_bytes
+from .rowstats import STATISTICS
+from .registry import cache_dir
+
+PROTOCOL_VERSION = 1
+EPS_SWEEP = (1e-5, 1e-6, 1e-7)
+
+
+def sink_positions(kind: str, length: int, layout_prefix: int = 0, layout_suffix: int = 0) -> tuple[int, ...]:
+    """Key indices of a sink set for a window of ``length`` positions.
+
+    ``first``: key 0. ``first4``: keys 0-3. ``cls_sep``: key 0 ([CLS]) and every
+    [SEP] position (the last ``layout_suffix`` keys).
+    """
+    if kind == "first":
+        return (0,)
+    if kind == "first4":
+        return (0, 1, 2, 3)
+    if kind == "cls_sep":
+        return (0, *range(length - max(layout_suffix, 1), length))
+    raise ValueError(f"unknown sink set {kind!r}; use 'first', 'first4' or 'cls_sep'")
+
+
+@dataclass
+class Signatures:
+    """Signatures and row statistics of one model on one sample; arrays are ``(layers, heads, L)``."""
+
+    meta: dict
+    aitchison: dict[float, np.ndarray]
+    arithmetic: np.ndarray
+    stats: dict[str, np.ndarray]
+    timings: dict = field(default_factory=dict)
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        return self.arithmetic.shape
+
+    def heads(self, kind: str = "aitchison", eps: float = 1e-6) -> np.ndarray:
+        """All heads' signatures as ``(layers·heads, L)`` rows (layers pooled)."""
+        rows = self.aitchison[eps] if kind == "aitchison" else self.arithmetic
+        return rows.reshape(-1, rows.shape[-1])
+
+    def sink(self, kind: str | None = None) -> tuple[int, ...]:
+        return tuple(self.meta["sink_sets"][kind or self.meta["default_sink"]])
+
+    def layer_means(self, statistic: str, first_query: int = 1) -> np.ndarray:
+        """Per-layer mean of a row statistic over heads and query positions ``t >= first_query``."""
+        return np.nanmean(self.stats[statistic][:, :, first_query:], axis=(1, 2))
+
+
+class SignatureAccumulator:
+    """Running sums, fed one layer's attention at a time (see :mod:`attncoda.capture`)."""
+
+    def __init__(self, layers: int, heads: int, length: int, causal: bool, sink: tuple[int, ...], eps_values=EPS_SWEEP, stats_eps: float = 1e-6):
+        self.causal, self.sink, self.eps_values, self.stats_eps = causal, sink, tuple(eps_values), stats_eps
+        shape = (layers, heads, length)
+        self.log_sums = {e: np.zeros(shape) for e in self.eps_values}
+        self.sums = np.zeros(shape)
+        self.rows = np.zeros(layers, dtype=np.int64)
+        self.stat_sums = {s: np.zeros(shape) for s in STATISTICS}
+        self.stat_counts = {s: np.zeros(shape) for s in STATISTICS}
+
+    def update(self, layer: int, weights) -> None:
+        """Add one batch of one layer: ``weights`` is a ``(batch, heads, L, L)`` torch tensor."""
+        from .rowstats import row_statistics
+
+        if weights.shape[-1] != self.sums.shape[-1] or weights.shape[-2] != self.sums.shape[-1]:
+            raise ValueError(f"expected {self.sums.shape[-1]}×{self.sums.shape[-1]} attention maps, got {tuple(weights.shape[-2:])}")
+        maps = weights.cpu().numpy()  # a view: (batch, heads, L, L) float32
+        picked = maps[:, :, -1, :] if self.causal else maps.transpose(0, 2, 1, 3).reshape(-1, maps.shape[1], maps.shape[-1])
+        rows = picked.astype(np.float64)  # (rows, heads, L)
+        rows = rows / rows.sum(axis=-1, keepdims=True)  # float32 softmax rows, re-closed in float64
+        self.sums[layer] += rows.sum(axis=0)
+        for e in self.eps_values:
+            self.log_sums[e][layer] += np.log(replace_zeros(rows, e)).sum(axis=0)
+        self.rows[layer] += rows.shape[0]
+        stats = row_statistics(maps, self.sink, self.causal, self.stats_eps)
+        for name, v in stats.items():
+            ok = np.isfinite(v)
+            self.stat_sums[name][layer] += np.where(ok, v, 0.0).sum(axis=0)
+            self.stat_counts[name][layer] += ok.sum(axis=0)
+
+    def finish(self, meta: dict) -> Signatures:
+        if np.any(self.rows == 0):
+            raise RuntimeError("some layers received no attention; capture failed")
+        n = self.rows[:, None, None]
+        aitchison = {}
+        for e, s in self.log_sums.items():
+            m = s / n
+            aitchison[e] = closure(np.exp(m - m.max(axis=-1, keepdims=True)))
+        with np.errstate(invalid="ignore"):
+            stats = {k: np.where(self.stat_counts[k] > 0, self.stat_sums[k] / np.maximum(self.stat_counts[k], 1), np.nan) for k in STATISTICS}
+        if self.causal:
+            for v in stats.values():
+                v[:, :, 0] = np.nan
+        return Signatures(meta=meta, aitchison=aitchison, arithmetic=self.sums / n, stats=stats)
+
+
+# --------------------------------------------------------------------------- cache
+
+
+def cache_key(meta: dict) -> str:
+    fields = {k: meta[k] for k in ("model", "weights_sha256", "corpus", "split", "n", "length", "seed", "batch_size", "eps_values", "protocol", "default_sink")}
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
+
+
+def _arrays(sig: Signatures) -> dict[str, np.ndarray]:
+    out = {f"aitchison_{e:g}": v for e, v in sig.aitchison.items()}
+    out["arithmetic"] = sig.arithmetic
+    out.update({f"stat_{k}": v for k, v in sig.stats.items()})
+    return out
+
+
+def _digest(arrays: dict[str, np.ndarray]) -> str:
+    h = hashlib.sha256()
+    for k in sorted(arrays):
+        h.update(k.encode())
+        h.update(np.ascontiguousarray(arrays[k]).tobytes())
+    return h.hexdigest()
+
+
+def cache_path(meta: dict) -> Path:
+    from .results import slug
+
+    return cache_dir() / "signatures" / slug(meta["model"]) / f"{cache_key(meta)[:24]}.npz"
+
+
+def save(sig: Signatures, path: Path) -> None:
+    arrays = _arrays(sig)
+    header = {"meta": sig.meta, "timings": sig.timings, "arrays_sha256": _digest(arrays)}
+    buffer = io.BytesIO()
+    np.savez(buffer, header=np.array(json.dumps(header)), **arrays)
+    atomic_write_bytes(path, buffer.getvalue())
+
+
+def load(path: Path) -> Signatures | None:
+    """Read a cached file; None if it is missing, unreadable, or its arrays do not match their hash."""
+    if not path.exists():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            header = json.loads(str(z["header"]))
+            arrays = {k: z[k] for k in z.files if k != "header"}
+    except Exception:  # any damage to the file means: recompute
+        return None
+    if _digest(arrays) != header.get("arrays_sha256"):
+        return None
+    meta = header["meta"]
+    aitchison = {float(e): arrays[f"aitchison_{float(e):g}"] for e in meta["eps_values"]}
+    stats = {k: arrays[f"stat_{k}"] for k in STATISTICS}
+    return Signatures(meta=meta, aitchison=aitchison, arithmetic=arrays["arithmetic"], stats=stats, timings=header.get("timings", {}))
+
+
+# --------------------------------------------------------------------------- computing
+
+
+def compute(loaded, n: int = 64, length: int = 128, seed: int = 0, corpus: str = "wikipedia", split: str = "sample",
+            batch_size: int = 8, eps_values=EPS_SWEEP, progress: bool = False, images=None) -> Signatures:
+    """Run the model's backbone over ``n`` windows and reduce every layer's attention as it is produced."""
+    import torch
+
+    from .capture import capture_attention
+    from .corpus import ATTRIBUTION, sample_images, text_windows
+
+    info = loaded.info
+    started = time.perf_counter()
+    if info.vision:
+        pixels = images if images is not None else sample_images(n, getattr(loaded.model.config, "image_size", 224), seed)
+        batches_in = loaded.processor(images=list(pixels), return_tensors="pt")["pixel_values"]
+        prefix = suffix = 0
+        length = _vision_length(loaded, batches_in[:1])
+        corpus_name = "images"
+    else:
+        ids, layout = text_windows(loaded.processor, n, length, seed, corpus, split)
+        batches_in = torch.as_tensor(ids)
+        prefix, suffix = len(layout.prefix), len(layout.suffix)
+        corpus_name = corpus
+    sink_sets = {k: sink_positions(k, length, prefix, suffix) for k in ("first", "first4", "cls_sep")}
+    default = info.default_sink
+    acc = SignatureAccumulator(info.layers, info.heads, length, info.causal, sink_sets[default], eps_values)
+    backbone = loaded.backbone
+    chunks = range(0, batches_in.shape[0], batch_size)
+    if progress:
+        from tqdm.auto import tqdm
+
+        chunks = tqdm(chunks, desc=f"signatures {info.name}", unit="batch")
+    with torch.inference_mode(), capture_attention(backbone, acc.update):
+        for start in chunks:
+            batch = batches_in[start : start + batch_size]
+            if info.vision:
+                backbone(pixel_values=batch)
+            else:
+                backbone(input_ids=batch, attention_mask=torch.ones_like(batch))
+    meta = {
+        "model": info.name, "model_info": info.as_dict(), "weights_sha256": info.weights_sha256,
+        "corpus": corpus_name, "split": split, "corpus_attribution": ATTRIBUTION.get(corpus_name, "images given by the caller"),
+        "n": int(batches_in.shape[0]), "length": int(length), "seed": seed, "batch_size": batch_size, "eps_values": list(eps_values), "protocol": PROTOCOL_VERSION,
+        "default_sink": default, "sink_sets": {k: list(v) for k, v in sink_sets.items()},
+        "layout": {"prefix_tokens": prefix, "suffix_tokens": suffix, "bos_prepended": bool(prefix) and info.causal},
+        "causal": info.causal,
+    }
+    sig = acc.finish(meta)
+    sig.timings = {"compute_s": time.perf_counter() - started}
+    return sig
+
+
+def _vision_length(loaded, one) -> int:
+    import torch
+
+    with torch.inference_mode():
+        return int(loaded.backbone(pixel_values=one).last_hidden_state.shape[1])
+
+
+def _identity_without_loading(model: str) -> tuple[str, str] | None:
+    """``(weights_sha256, default_sink)`` when they can be known without loading the model (not for Hub ids)."""
+    from .models import ENCODER_TYPES, VISION_TYPES, resolve, weights_checksum
+    from .registry import REGISTRY, cached_sha256
+
+    kind, target, _ = resolve(model)
+    if kind == "registry":
+        entry = REGISTRY[target]
+        return entry.sha256, entry.sink
+    if kind == "gguf":
+        return cached_sha256(Path(target)), "first"
+    if kind == "local":
+        model_type = json.loads((Path(target) / "config.json").read_text()).get("model_type")
+        sink = "cls_sep" if model_type in ENCODER_TYPES and model_type not in VISION_TYPES else "first"
+        return weights_checksum(Path(target)), sink
+    return None
+
+
+def get_signatures(model: str, n: int = 64, length: int = 128, seed: int = 0, corpus: str = "wikipedia", split: str = "sample",
+                   batch_size: int = 8, eps_values=EPS_SWEEP, progress: bool = False, loaded=None, refresh: bool = False) -> Signatures:
+    """Signatures from the cache, or computed (loading the model only when needed) and cached atomically."""
+    from .models import load_model
+
+    def key_meta(sha: str, sink: str) -> dict:
+        return {"model": model, "weights_sha256": sha, "corpus": corpus, "split": split, "n": n, "length": length, "seed": seed,
+                "batch_size": batch_size, "eps_values": list(eps_values), "protocol": PROTOCOL_VERSION, "default_sink": sink}
+
+    identity = None if loaded is not None else _identity_without_loading(model)
+    if identity is not None and not refresh:
+        cached = load(cache_path(key_meta(*identity)))
+        if cached is not None:
+            return cached
+    loaded = loaded or load_model(model)
+    path = cache_path(key_meta(loaded.info.weights_sha256, loaded.info.default_sink))
+    cached = None if refresh else load(path)
+    if cached is not None:
+        return cached
+    sig = compute(loaded, n, length, seed, corpus, split, batch_size, eps_values, progress)
+    save(sig, path)
+    return sig

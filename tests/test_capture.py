@@ -1,0 +1,128 @@
+"""The model path on tiny random models of every architecture family, loaded from a saved folder."""
+
+import numpy as np
+import pytest
+import torch
+
+import attncoda as ac
+from attncoda.capture import CaptureError, capture_attention, support_mask
+from attncoda.rowstats import row_statistics
+from attncoda.models import load_model
+from attncoda.signatures import SignatureAccumulator
+from tiny_models import CAUSAL, FAMILIES, save_tiny
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    root = tmp_path_factory.mktemp("tiny")
+    return {f: save_tiny(f, root / f) for f in FAMILIES}
+
+
+def _inputs(loaded, n=2, length=24):
+    if loaded.info.vision:
+        rng = np.random.default_rng(0)
+        images = [rng.integers(0, 255, (32, 32, 3), dtype=np.uint8) for _ in range(n)]
+        return {"pixel_values": loaded.processor(images=images, return_tensors="pt")["pixel_values"]}
+    ids = torch.randint(8, len(loaded.processor), (n, length), generator=torch.Generator().manual_seed(0))
+    return {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_captured_rows_equal_output_attentions(tiny, family):
+    loaded = load_model(str(tiny[family]))
+    assert loaded.info.causal == (family in CAUSAL)
+    assert loaded.info.architecture == family
+    inputs = _inputs(loaded)
+    captured = {}
+    with torch.inference_mode(), capture_attention(loaded.backbone, lambda i, w: captured.setdefault(i, w.clone())):
+        loaded.backbone(**inputs)
+    with torch.inference_mode():
+        reference = loaded.backbone(**inputs, output_attentions=True).attentions
+    assert len(captured) == len(reference) == loaded.info.layers
+    for i, ref in enumerate(reference):
+        assert captured[i].shape == ref.shape
+        torch.testing.assert_close(captured[i], ref, atol=1e-6, rtol=0)
+
+
+@pytest.mark.parametrize("family", ["llama", "bert"])
+def test_row_statistics_match_the_numpy_math(tiny, family):
+    loaded = load_model(str(tiny[family]))
+    inputs = _inputs(loaded, length=20)
+    with torch.inference_mode():
+        weights = loaded.backbone(**inputs, output_attentions=True).attentions[1]
+    sink = (0,) if loaded.info.causal else (0, 19)
+    stats = row_statistics(weights.numpy(), sink, loaded.info.causal, 1e-6)
+    p = weights.double().numpy()
+    for t in range(1, p.shape[-2]):
+        width = t + 1 if loaded.info.causal else p.shape[-1]
+        row = ac.closure(p[:, :, t, :width])
+        split = ac.entropy_split(row, sink if width > 19 else (0,))
+        if width <= max(sink):
+            continue
+        np.testing.assert_allclose(stats["sink_mass"][:, :, t], split.sink_mass, rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(stats["entropy"][:, :, t], split.entropy, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(stats["content_entropy"][:, :, t], split.content_entropy, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(stats["concentration"][:, :, t], ac.content_concentration(row, sink), rtol=1e-6, atol=1e-6)
+
+
+def test_row_statistics_with_exact_zeros_and_tiny_parts():
+    """Synthetic causal rows with parts below ε and exact zeros inside the support."""
+    rng = np.random.default_rng(0)
+    length = 40
+    scores = torch.tensor(rng.normal(0, 6, (2, 3, length, length)), dtype=torch.float32)
+    weights = torch.softmax(scores.masked_fill(~support_mask(length, length, True), float("-inf")), -1)
+    weights[0, 0, -1, 5] = 0.0
+    weights[0, 0, -1] /= weights[0, 0, -1].sum()
+    stats = row_statistics(weights.numpy(), (0,), True, 1e-6)
+    row = ac.closure(weights[:, :, -1].double().numpy())
+    assert (row < 1e-6).sum() > 0
+    np.testing.assert_allclose(stats["concentration"][:, :, -1], ac.content_concentration(row), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(stats["entropy"][:, :, -1], ac.entropy(row), rtol=1e-6, atol=1e-6)
+
+
+def test_signature_accumulator_equals_aitchison_mean_of_rows(tiny):
+    loaded = load_model(str(tiny["qwen2"]))
+    inputs = _inputs(loaded, n=3, length=16)
+    acc = SignatureAccumulator(loaded.info.layers, loaded.info.heads, 16, True, (0,))
+    with torch.inference_mode(), capture_attention(loaded.backbone, acc.update):
+        loaded.backbone(**inputs)
+    sig = acc.finish({})
+    with torch.inference_mode():
+        reference = loaded.backbone(**inputs, output_attentions=True).attentions
+    for layer, att in enumerate(reference):
+        last = ac.closure(att[:, :, -1, :].double().numpy())  # (n, heads, L)
+        for eps in (1e-5, 1e-6, 1e-7):
+            expected = ac.aitchison_mean(np.swapaxes(last, 0, 1), eps)
+            np.testing.assert_allclose(sig.aitchison[eps][layer], expected, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(sig.arithmetic[layer], last.mean(axis=0), rtol=1e-12, atol=1e-15)
+    assert np.all(np.isnan(sig.stats["entropy"][:, :, 0]))
+
+
+def test_an_architecture_without_attention_weights_is_refused():
+    class NoAttention(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.config = type("C", (), {"_attn_implementation": "eager"})()
+            self.proj = torch.nn.Linear(4, 4)
+
+    with pytest.raises(CaptureError, match="cannot be captured"):
+        with capture_attention(NoAttention(), lambda i, w: None):
+            pass
+
+    class SilentAttention(torch.nn.Module):
+        def forward(self, x):
+            return x, None
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.config = type("C", (), {"_attn_implementation": "eager"})()
+            self.attn = SilentAttention()
+
+        def forward(self, x):
+            return self.attn(x)
+
+    model = Model()
+    with pytest.raises(CaptureError, match="returned no attention weights"):
+        with capture_attention(model, lambda i, w: None):
+            model(torch.zeros(2))

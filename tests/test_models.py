@@ -1,0 +1,89 @@
+"""Registry, model resolution and the one-line errors a reader will hit."""
+
+import numpy as np
+import pytest
+
+from attncoda import models, registry
+from attncoda.models import load_model, resolve
+from attncoda.registry import REGISTRY, ModelError
+from tiny_models import save_tiny
+
+
+def test_resolution_of_every_kind_of_name(tmp_path):
+    assert resolve("smollm2-135m") == ("registry", "smollm2-135m", None)
+    assert resolve("EleutherAI/pythia-70m@step1000") == ("hub", "EleutherAI/pythia-70m", "step1000")
+    assert resolve("gpt2@main") == ("hub", "gpt2", "main")
+    assert resolve("openai-community/gpt2") == ("hub", "openai-community/gpt2", None)
+    folder = save_tiny("llama", tmp_path / "tiny")
+    assert resolve(str(folder))[0] == "local"
+    (tmp_path / "m.gguf").write_bytes(b"GGUF")
+    assert resolve(str(tmp_path / "m.gguf"))[0] == "gguf"
+
+
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("no-such-model", "unknown model 'no-such-model'; known short names: minilm-l6"),
+        ("./missing-folder", "no such model folder or file"),
+        ("/tmp/missing.gguf", "no such GGUF file"),
+    ],
+)
+def test_bad_names_get_one_clear_line(name, message):
+    with pytest.raises(ModelError, match=message) as err:
+        resolve(name)
+    assert "\n" not in str(err.value)
+
+
+def test_folder_without_config(tmp_path):
+    with pytest.raises(ModelError, match="without config.json"):
+        resolve(str(tmp_path))
+
+
+def test_hub_id_while_the_hub_is_unreachable(monkeypatch):
+    monkeypatch.setattr(models, "_hub_reachable", lambda timeout=3.0: False)
+    with pytest.raises(ModelError, match="cannot reach the Hugging Face Hub.*pass that folder") as err:
+        load_model("attncoda-test/does-not-exist@main")
+    assert "\n" not in str(err.value)
+
+
+def test_missing_packages_say_make_models(monkeypatch):
+    monkeypatch.setattr(registry, "installed_version", lambda name: None)
+    with pytest.raises(ModelError, match="run `make models`"):
+        load_model("qwen2.5-coder-0.5b")
+
+
+def test_corrupt_weights_are_caught_by_checksum(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path))
+    entry = REGISTRY["qwen2.5-coder-0.5b"]
+    target = entry.weights_path()
+    target.parent.mkdir(parents=True)
+    target.write_bytes(b"GGUF but truncated")
+    monkeypatch.setattr(registry, "installed_version", lambda name: name and "0.9.0")
+    with pytest.raises(ModelError, match="corrupt or partial.*make models"):
+        registry.locate("qwen2.5-coder-0.5b")
+
+
+def test_registry_entries_are_pinned_and_complete():
+    for entry in REGISTRY.values():
+        assert entry.packages and all("==" in p for p in entry.packages)
+        assert len(entry.sha256) == 64
+        assert entry.sink in ("first", "cls_sep")
+    assert set(REGISTRY) == {"minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m", "qwen2.5-coder-0.5b"}
+
+
+def test_local_folder_info(tmp_path):
+    folder = save_tiny("bert", tmp_path / "bert")
+    loaded = load_model(str(folder))
+    assert loaded.info.default_sink == "cls_sep" and not loaded.info.causal
+    assert loaded.info.weights_sha256 == models.weights_checksum(folder)
+    assert (loaded.info.layers, loaded.info.heads) == (2, 4)
+
+
+def test_checksums_are_remembered(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "cache"))
+    f = tmp_path / "w.bin"
+    f.write_bytes(np.arange(1000).tobytes())
+    first = registry.cached_sha256(f)
+    calls = []
+    monkeypatch.setattr(registry, "sha256_file", lambda p: calls.append(p) or "x")
+    assert registry.cached_sha256(f) == first and not calls
