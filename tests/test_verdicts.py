@@ -52,3 +52,20 @@ def test_hellinger_and_fisher_rao_verdicts_coincide(rng):
     rows = ac.closure(rng.dirichlet(np.full(20, 0.2), 40) + 1e-12)
     rates = ac.reversal_rates(rows, ("hellinger", "fisher_rao"), n_triples=5000, seed=0)
     assert rates["hellinger"].reversed == rates["fisher_rao"].reversed
+
+
+@pytest.mark.parametrize("name", ["cosine", "euclidean", "hellinger", "fisher_rao", "aitchison", "content", "js"])
+@pytest.mark.parametrize("convention", ["keep", "drop"])
+def test_gram_pairwise_agrees_with_broadcast(rng, name, convention):
+    rows = ac.closure(rng.dirichlet(np.full(30, 0.3), 25) + 1e-9)
+    rows[:, 0] += rng.uniform(0, 3, 25)
+    rows = ac.closure(rows)
+    a = ac.pairwise(name, rows, convention, (0, 1), method="broadcast")
+    b = ac.pairwise(name, rows, convention, (0, 1), method="gram")
+    off = ~np.eye(len(rows), dtype=bool)  # a head is never compared with itself
+    np.testing.assert_allclose(b[off], a[off], rtol=1e-10, atol=1e-12)
+
+
+def test_gram_content_distance_is_identical_under_both_conventions(rng):
+    rows = ac.closure(rng.random((20, 16)))
+    assert np.array_equal(ac.pairwise("content", rows, "keep", method="gram"), ac.pairwise("content", rows, "drop", method="gram"))

@@ -39,6 +39,14 @@ CHAPTERS: dict[str, Chapter] = {
             "Reversal calibration",
             small={"n_grid": 5, "n_heads": 30, "n_triples": 2000, "replicates": 1},
         ),
+        Chapter(
+            "measurement",
+            "03_measurement",
+            "The multi-model measurement",
+            per_model=True,
+            default_model="defaults",
+            small={"seeds": [0], "n": 4, "length": 24, "n_triples": 2000, "batch_size": 2},
+        ),
         Chapter("reproducibility", "09_reproducibility", "Reproducibility"),
     )
 }

@@ -104,3 +104,79 @@ def calibration_figure(curves: dict, metrics=("cosine", "js", "euclidean", "hell
     ax.set_ylim(-2, 60)
     ax.legend(fontsize=8, ncol=2)
     return ax
+
+
+def models_on_curves(curves: dict, points: dict[str, dict], metrics=("cosine", "js", "euclidean")):
+    """Figure 3: the frozen curves of ``metrics`` with each model as a star at its signature sink mass.
+
+    ``points[model] = {"sink_mass": s, "rates": {metric: rate}}``.
+    """
+    fig, axes = plt.subplots(1, len(metrics), figsize=(5 * len(metrics), 4), sharey=True)
+    s = np.asarray(curves["grid"]["sink_masses"])
+    markers = "*ovD^sPX"
+    for ax, metric in zip(np.atleast_1d(axes), metrics):
+        for alpha, style in (("0.1", "-"), ("1.0", "--")):
+            ax.plot(s, 100 * np.asarray(curves["curves"][alpha][metric]), style, color=METRIC_COLOURS[metric], label=f"curve, α = {float(alpha):g}")
+        ax.plot(s, 100 * np.asarray(curves["curves"]["0.1"]["content"]), ":", color="black", lw=1, label=r"$d_A^\perp$ (zero)")
+        for i, (name, pt) in enumerate(points.items()):
+            ax.scatter(pt["sink_mass"], 100 * pt["rates"][metric], marker=markers[i % len(markers)], s=120, color="black", facecolor="gold", zorder=3, label=name)
+        ax.set_title(METRIC_LABELS[metric])
+        ax.set_xlabel("signature sink mass")
+        ax.set_ylim(-2, 60)
+    np.atleast_1d(axes)[0].set_ylabel("keep-vs-drop reversal rate (%)")
+    np.atleast_1d(axes)[-1].legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+def layer_collapse_grid(profiles: dict[str, dict]):
+    """Figure 4: per model, layer-wise ``H`` (red) and ``H(π)`` (green), sink mass dotted; shaded where they disagree in sign."""
+    n = len(profiles)
+    cols = min(n, 3)
+    rows = int(np.ceil(n / cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.4 * rows), squeeze=False)
+    for ax, (name, prof) in zip(axes.ravel(), profiles.items()):
+        h, hp, s = (np.asarray(prof[k]) for k in ("entropy", "content_entropy", "sink_mass"))
+        layers = np.arange(1, len(h) + 1)
+        for i in range(len(h) - 1):
+            if np.sign(h[i + 1] - h[i]) * np.sign(hp[i + 1] - hp[i]) < 0:
+                ax.axvspan(layers[i], layers[i + 1], color="#dddddd", lw=0)
+        ax.plot(layers, h, "o-", color="#d62728", ms=3, label="H")
+        ax.plot(layers, hp, "s-", color="#2ca02c", ms=3, label="H(π)")
+        twin = ax.twinx()
+        twin.plot(layers, s, ":", color="gray", label="sink mass")
+        twin.set_ylim(0, 1)
+        ax.set_title(name, fontsize=10)
+        ax.set_xlabel("layer")
+    axes.ravel()[0].set_ylabel("nats")
+    handles = axes.ravel()[0].get_legend_handles_labels()[0] + [plt.Line2D([], [], ls=":", color="gray")]
+    axes.ravel()[0].legend(handles, ["H", "H(π)", "sink mass"], fontsize=7)
+    for ax in axes.ravel()[n:]:
+        ax.axis("off")
+    fig.tight_layout()
+    return fig
+
+
+def witness_triple_figure(triples: dict[str, dict], sink, top: int = 6):
+    """Figure 7: per model, a measured head triple on which all classical verdicts reverse.
+
+    Bars: the sink mass, then the ``top`` content keys with most mass in ``p``.
+    """
+    n = len(triples)
+    fig, axes = plt.subplots(1, n, figsize=(5 * n, 3.4), squeeze=False)
+    for ax, (name, t) in zip(axes.ravel(), triples.items()):
+        rows = np.asarray(t["rows"])
+        s = list(t.get("sink", sink))
+        content = np.setdiff1d(np.arange(rows.shape[1]), s)
+        order = content[np.argsort(-rows[0, content])[:top]]
+        values = np.column_stack([rows[:, s].sum(axis=1), rows[:, order]])
+        width = 0.27
+        for j, (label, colour) in enumerate(zip("pqr", ROW_COLOURS.values())):
+            head = t["heads"][j]
+            ax.bar(np.arange(values.shape[1]) + (j - 1) * width, values[j], width, color=colour, label=f"{label}: L{head['layer']}H{head['head']}")
+        ax.set_xticks(range(values.shape[1]), ["sink"] + [f"k{k}" for k in order], fontsize=8)
+        ax.set_yscale("log")
+        ax.set_title(name, fontsize=10)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig

@@ -258,8 +258,12 @@ def _identity_without_loading(model: str) -> tuple[str, str] | None:
 
 
 def get_signatures(model: str, n: int = 64, length: int = 128, seed: int = 0, corpus: str = "wikipedia", split: str = "sample",
-                   batch_size: int = 8, eps_values=EPS_SWEEP, progress: bool = False, loaded=None, refresh: bool = False) -> Signatures:
-    """Signatures from the cache, or computed (loading the model only when needed) and cached atomically."""
+                   batch_size: int = 8, eps_values=EPS_SWEEP, progress: bool = False, loaded=None, refresh: bool = False,
+                   cache_only: bool = False) -> Signatures | None:
+    """Signatures from the cache, or computed (loading the model only when needed) and cached atomically.
+
+    With ``cache_only``, return None instead of loading the model when no cached copy is found.
+    """
     from .models import load_model
 
     def key_meta(sha: str, sink: str) -> dict:
@@ -271,6 +275,8 @@ def get_signatures(model: str, n: int = 64, length: int = 128, seed: int = 0, co
         cached = load(cache_path(key_meta(*identity)))
         if cached is not None:
             return cached
+    if cache_only and loaded is None:
+        return None
     loaded = loaded or load_model(model)
     path = cache_path(key_meta(loaded.info.weights_sha256, loaded.info.default_sink))
     cached = None if refresh else load(path)

@@ -38,15 +38,59 @@ def sample_triples(n_heads: int, n_triples: int, rng: np.random.Generator | int)
     return np.stack([a, b, c], axis=1)
 
 
-def pairwise(metric: str | RowMetric, rows, convention: str = "keep", sink: Sink = (0,), eps: float = DEFAULT_EPS) -> np.ndarray:
+def _gram_distances(features: np.ndarray) -> np.ndarray:
+    """Euclidean distances between feature rows through the Gram matrix: ``sqrt(|a|² + |b|² − 2a·b)``."""
+    sq = np.einsum("ij,ij->i", features, features)
+    d2 = np.maximum(sq[:, None] + sq[None, :] - 2.0 * features @ features.T, 0.0)
+    np.fill_diagonal(d2, 0.0)
+    return np.sqrt(d2)
+
+
+def _pairwise_gram(name: str, x: np.ndarray, convention: str, sink: Sink, eps: float) -> np.ndarray | None:
+    """Matrix-product forms of the metrics that have one (all but Jensen–Shannon); None otherwise."""
+    from .coda import _centre, _content_clr, _log_rows, split_indices
+    from .metrics import view
+
+    if name == "content":
+        lx = _log_rows(x, eps)
+        return _gram_distances(_content_clr(lx, split_indices(sink, x.shape[1])[1]))
+    v = view(x, convention, sink)
+    if name == "aitchison":
+        return _gram_distances(_centre(_log_rows(v, eps)))
+    if name == "euclidean":
+        return _gram_distances(v)
+    if name == "cosine":
+        norms = np.sqrt(np.einsum("ij,ij->i", v, v))
+        return (v @ v.T) / np.outer(norms, norms)
+    if name in ("hellinger", "fisher_rao"):
+        root = np.sqrt(v)
+        bc = root @ root.T
+        np.fill_diagonal(bc, 1.0)  # a row against itself: BC = 1 exactly
+        return np.sqrt(np.maximum(1.0 - bc, 0.0)) if name == "hellinger" else 2.0 * np.arccos(np.minimum(bc, 1.0))
+    return None
+
+
+def pairwise(metric: str | RowMetric, rows, convention: str = "keep", sink: Sink = (0,), eps: float = DEFAULT_EPS, method: str = "broadcast") -> np.ndarray:
     """``(H, H)`` matrix of ``metric(rows[i], rows[j])`` under ``convention``.
 
-    Computed in row blocks by broadcasting, so memory stays bounded for long rows.
+    ``method="broadcast"`` calls the metric itself on row blocks (memory stays bounded);
+    ``method="gram"`` uses matrix products where the metric has such a form (every metric
+    but Jensen–Shannon), many times faster for hundreds of heads and equal to the
+    broadcast values up to rounding (tested to 1e-12). The frozen calibration curves
+    were computed with ``broadcast``.
     """
     m = get_metric(metric)
     x = as_composition(rows, "rows")
     if x.ndim != 2:
         raise ValueError(f"rows must have shape (heads, keys), got {x.shape}")
+    if method not in ("broadcast", "gram"):
+        raise ValueError(f"unknown method {method!r}; use 'broadcast' or 'gram'")
+    if method == "gram":
+        fast = _pairwise_gram(m.name, x, convention, sink, eps)
+        if fast is not None:
+            if np.any(np.isnan(fast)):
+                raise ValueError(f"{m.name} gave NaN for some pair of rows; check the rows")
+            return fast
     h, d = x.shape
     block = max(1, _CHUNK_ELEMENTS // max(1, h * d))
     out = np.empty((h, h))
