@@ -111,7 +111,7 @@ def models_on_curves(curves: dict, points: dict[str, dict], metrics=("cosine", "
 
     ``points[model] = {"sink_mass": s, "rates": {metric: rate}}``.
     """
-    fig, axes = plt.subplots(1, len(metrics), figsize=(5 * len(metrics), 4), sharey=True)
+    fig, axes = plt.subplots(1, len(metrics), figsize=(5.5 * len(metrics), 5), sharey=True)
     s = np.asarray(curves["grid"]["sink_masses"])
     markers = "*ovD^sPX"
     for ax, metric in zip(np.atleast_1d(axes), metrics):
