@@ -92,3 +92,14 @@ def test_real_weights_smoke_minilm(cache):
     rates = ac.reversal_rates(rows, sink=sig.sink(), n_triples=2000, seed=0)
     assert rates["content"].reversed == 0
     assert 0 < rates["cosine"].rate < 1
+
+
+def test_vision_signatures_from_given_images(tmp_path):
+    """A ViT reads images instead of text windows; the [CLS] token is its sink."""
+    vit = load_model(str(save_tiny("vit", tmp_path / "vit")))
+    images = np.random.default_rng(0).integers(0, 255, (3, 32, 32, 3), dtype=np.uint8)
+    sig = signatures.compute(vit, n=3, seed=0, batch_size=2, images=images)
+    assert sig.shape == (2, 4, 17) and sig.meta["corpus"] == "images" and not sig.meta["causal"]
+    assert sig.sink() == (0,)
+    assert np.allclose(sig.heads().sum(-1), 1)
+    assert all(np.all(np.isfinite(sig.stats[k])) for k in signatures.STATISTICS)

@@ -122,6 +122,24 @@ def _clusters(dist: np.ndarray, k: int) -> np.ndarray:
     return fcluster(linkage(condensed, method="average"), k, criterion="maxclust")
 
 
+def taxonomy_stability(rows: np.ndarray, sink, eps: float, ks=(4, 6, 8)) -> dict[str, float]:
+    """Table 5: adjusted Rand index between the average-linkage taxonomies of the heads built with and
+    without the sink, mean over ``ks``, for ``1 − cos``, JS, Euclidean and (as a check, exactly 1) ``d_A^⊥``."""
+    from sklearn.metrics import adjusted_rand_score
+
+    out = {}
+    for name in ("cosine", "js", "euclidean", "content"):
+        m = get_metric(name)
+        views = []
+        for conv in ("keep", "drop"):
+            d = _pairwise(m, rows, conv, sink, eps)
+            views.append(1.0 - d if m.larger_is_closer else d)
+        np.fill_diagonal(views[0], 0.0)
+        np.fill_diagonal(views[1], 0.0)
+        out[name] = float(np.mean([adjusted_rand_score(_clusters(views[0], k), _clusters(views[1], k)) for k in ks]))
+    return out
+
+
 def audit(rows: np.ndarray, sink, eps: float, pair_sample: int = 2000, seed: int = 0) -> dict:
     """Table 6's audit columns: the share of squared ``d_A^⊥`` carried by log-ratio pairs with an entry below 1e-6,
     and dropped-row JS against ``d_A^⊥``: Spearman correlation of pairwise distances, nearest-neighbour
@@ -213,6 +231,7 @@ def measure(model: str, seeds=(0, 1, 2), n: int = 64, length: int = 128, n_tripl
             arithmetic = sig.heads("arithmetic")
             entry["arithmetic_reversal"] = reversal_summary(verdict_table(arithmetic, CLASSICAL, triples, sink, eps))
             entry["audit"] = audit(rows, sink, eps, seed=seed)
+            entry["taxonomy_ari"] = taxonomy_stability(rows, sink, eps)
             entry["temperature"] = temperature_stakes(rows, layers, heads, triples, sink)
             entry["sink_set"] = sink_set_stakes(rows, triples, eps)
             witness = find_witness_triple(rows, triples, verdicts, sink, eps)
