@@ -163,7 +163,10 @@ def witness_triple_figure(triples: dict[str, dict], sink, top: int = 6):
     Bars: the sink mass, then the ``top`` content keys with most mass in ``p``.
     """
     n = len(triples)
-    fig, axes = plt.subplots(1, n, figsize=(5 * n, 3.4), squeeze=False)
+    cols = min(n, 3)
+    fig, axes = plt.subplots(int(np.ceil(n / cols)), cols, figsize=(5 * cols, 3.6 * int(np.ceil(n / cols))), squeeze=False)
+    for ax in axes.ravel()[n:]:
+        ax.axis("off")
     for ax, (name, t) in zip(axes.ravel(), triples.items()):
         rows = np.asarray(t["rows"])
         s = list(t.get("sink", sink))
