@@ -42,7 +42,6 @@ def measure(method: str, n: int, length: int, batch_size: int) -> dict:
     import torch
     import transformers as tf
 
-    from attncoda.capture import capture_attention
     from attncoda.corpus import text_windows
     from attncoda.models import load_model
     from attncoda.signatures import SignatureAccumulator, compute

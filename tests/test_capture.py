@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import attncoda as ac
-from attncoda.capture import CaptureError, capture_attention, support_mask
+from attncoda.capture import CaptureError, capture_attention
 from attncoda.rowstats import row_statistics
 from attncoda.models import load_model
 from attncoda.signatures import SignatureAccumulator
@@ -70,7 +70,8 @@ def test_row_statistics_with_exact_zeros_and_tiny_parts():
     rng = np.random.default_rng(0)
     length = 40
     scores = torch.tensor(rng.normal(0, 6, (2, 3, length, length)), dtype=torch.float32)
-    weights = torch.softmax(scores.masked_fill(~support_mask(length, length, True), float("-inf")), -1)
+    causal = torch.ones(length, length, dtype=torch.bool).tril()
+    weights = torch.softmax(scores.masked_fill(~causal, float("-inf")), -1)
     weights[0, 0, -1, 5] = 0.0
     weights[0, 0, -1] /= weights[0, 0, -1].sum()
     stats = row_statistics(weights.numpy(), (0,), True, 1e-6)

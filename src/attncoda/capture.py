@@ -82,10 +82,3 @@ def capture_attention(model, on_weights: Callable[[int, torch.Tensor], None]):
     silent = [modules[i][0] for i in range(len(modules)) if called[i] and not produced[i]]
     if silent:
         raise CaptureError(f"{type(model).__name__}: {silent[0]} returned no attention weights under eager attention; this architecture cannot be captured")
-
-
-def support_mask(queries: int, keys: int, causal: bool, device=None) -> torch.Tensor:
-    """``(queries, keys)`` boolean mask of the keys each query row can attend to."""
-    if causal:
-        return torch.ones(queries, keys, dtype=torch.bool, device=device).tril(keys - queries)
-    return torch.ones(queries, keys, dtype=torch.bool, device=device)
