@@ -87,3 +87,30 @@ def test_checksums_are_remembered(tmp_path, monkeypatch):
     calls = []
     monkeypatch.setattr(registry, "sha256_file", lambda p: calls.append(p) or "x")
     assert registry.cached_sha256(f) == first and not calls
+
+
+def test_gguf_file_is_dequantized_once_and_cached(tmp_path, monkeypatch):
+    from tiny_models import save_tiny_gguf
+
+    monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "cache"))
+    gguf_file = save_tiny_gguf(tmp_path / "tiny.gguf")
+    first = load_model(str(gguf_file))
+    assert first.info.architecture == "qwen2" and first.info.causal and first.info.default_sink == "first"
+    assert first.info.weights_sha256 == registry.sha256_file(gguf_file)
+    folders = list((tmp_path / "cache" / "models").glob("gguf-*"))
+    assert len(folders) == 1 and (folders[0] / "config.json").exists() and (folders[0] / "model.safetensors").exists()
+    stamp = (folders[0] / "model.safetensors").stat().st_mtime_ns
+
+    import transformers
+
+    real = transformers.AutoModelForCausalLM.from_pretrained.__func__
+
+    def refuse_gguf(cls, *args, **kwargs):
+        assert "gguf_file" not in kwargs, "the second load must read the cached safetensors, not dequantize again"
+        return real(cls, *args, **kwargs)
+
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", classmethod(refuse_gguf))
+    second = load_model(str(gguf_file))
+    assert (folders[0] / "model.safetensors").stat().st_mtime_ns == stamp
+    for (name, a), (_, b) in zip(first.model.state_dict().items(), second.model.state_dict().items()):
+        assert a.shape == b.shape and bool((a == b).all()), name

@@ -65,3 +65,47 @@ def save_tiny(family: str, folder: Path) -> Path:
         tokenizer.save_pretrained(folder)
     model.save_pretrained(folder)
     return folder
+
+
+def save_tiny_gguf(path: Path) -> Path:
+    """A tiny random Qwen2-architecture GGUF file (float32 tensors, GPT-2-style BPE tokenizer inside)."""
+    import json
+
+    import gguf
+    import numpy as np
+
+    tok = _tokenizer("qwen2")
+    data = json.loads(tok.backend_tokenizer.to_str())
+    vocab = data["model"]["vocab"]; merges = data["model"]["merges"]
+    merges = [" ".join(m) if isinstance(m, list) else m for m in merges]
+    tokens = [None] * len(vocab)
+    for t, i in vocab.items(): tokens[i] = t
+    added = {a["id"]: a["content"] for a in data.get("added_tokens", [])}
+    for i, t in added.items():
+        if i >= len(tokens): tokens.extend([None] * (i + 1 - len(tokens)))
+        tokens[i] = t
+    types = [3 if i in added else 1 for i in range(len(tokens))]
+    n_vocab, d, ff, layers, heads, kv = len(tokens), 32, 64, 2, 4, 2
+    hd = d // heads
+    rng = np.random.default_rng(0)
+    w = lambda *s: (rng.standard_normal(s) * 0.05).astype(np.float32)
+    writer = gguf.GGUFWriter(str(path), "qwen2")
+    writer.add_block_count(layers); writer.add_context_length(128); writer.add_embedding_length(d)
+    writer.add_feed_forward_length(ff); writer.add_head_count(heads); writer.add_head_count_kv(kv)
+    writer.add_rope_freq_base(10000.0); writer.add_layer_norm_rms_eps(1e-6)
+    writer.add_tokenizer_model("gpt2"); writer.add_token_list(tokens); writer.add_token_types(types); writer.add_token_merges(merges)
+    writer.add_bos_token_id(vocab.get("<bos>", 1)); writer.add_eos_token_id(vocab.get("<eos>", 2))
+    writer.add_tensor("token_embd.weight", w(n_vocab, d))
+    for i in range(layers):
+        p = f"blk.{i}."
+        writer.add_tensor(p + "attn_norm.weight", np.ones(d, np.float32))
+        writer.add_tensor(p + "attn_q.weight", w(d, d)); writer.add_tensor(p + "attn_q.bias", w(d))
+        writer.add_tensor(p + "attn_k.weight", w(kv * hd, d)); writer.add_tensor(p + "attn_k.bias", w(kv * hd))
+        writer.add_tensor(p + "attn_v.weight", w(kv * hd, d)); writer.add_tensor(p + "attn_v.bias", w(kv * hd))
+        writer.add_tensor(p + "attn_output.weight", w(d, d))
+        writer.add_tensor(p + "ffn_norm.weight", np.ones(d, np.float32))
+        writer.add_tensor(p + "ffn_gate.weight", w(ff, d)); writer.add_tensor(p + "ffn_up.weight", w(ff, d)); writer.add_tensor(p + "ffn_down.weight", w(d, ff))
+    writer.add_tensor("output_norm.weight", np.ones(d, np.float32))
+    writer.add_tensor("output.weight", w(n_vocab, d))
+    writer.write_header_to_file(); writer.write_kv_data_to_file(); writer.write_tensors_to_file(); writer.close()
+    return Path(path)
