@@ -114,3 +114,12 @@ def test_gguf_file_is_dequantized_once_and_cached(tmp_path, monkeypatch):
     assert (folders[0] / "model.safetensors").stat().st_mtime_ns == stamp
     for (name, a), (_, b) in zip(first.model.state_dict().items(), second.model.state_dict().items()):
         assert a.shape == b.shape and bool((a == b).all()), name
+
+
+def test_sliding_window_is_read_from_the_config():
+    from types import SimpleNamespace
+
+    assert models.attention_window(SimpleNamespace(sliding_window=512, layer_types=["sliding_attention", "full_attention"])) == 512
+    assert models.attention_window(SimpleNamespace(sliding_window=512, layer_types=["full_attention"])) is None
+    assert models.attention_window(SimpleNamespace(sliding_window=4096, use_sliding_window=False)) is None
+    assert models.attention_window(SimpleNamespace(sliding_window=None)) is None

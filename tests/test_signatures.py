@@ -103,3 +103,17 @@ def test_vision_signatures_from_given_images(tmp_path):
     assert sig.sink() == (0,)
     assert np.allclose(sig.heads().sum(-1), 1)
     assert all(np.all(np.isfinite(sig.stats[k])) for k in signatures.STATISTICS)
+
+
+@needs_corpus
+def test_windows_longer_than_a_sliding_window_are_refused(tmp_path):
+    import transformers
+
+    folder = save_tiny("gemma3_text", tmp_path / "gemma")
+    config = transformers.AutoConfig.from_pretrained(folder)
+    config.sliding_window = 16
+    config.save_pretrained(folder)
+    gemma = load_model(str(folder))
+    assert gemma.info.attention_window == 16
+    with pytest.raises(ValueError, match="sliding attention window of 16 keys"):
+        signatures.compute(gemma, n=1, length=24)

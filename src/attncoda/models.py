@@ -36,6 +36,7 @@ class ModelInfo:
     vision: bool
     weights_sha256: str  # or "hub:<commit>" for a Hub download
     default_sink: str  # "first" or "cls_sep"
+    attention_window: int | None = None  # sliding-window length of local attention layers, if any
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     def as_dict(self) -> dict:
@@ -143,6 +144,17 @@ def _count(config, *names) -> int:
     raise ModelError(f"cannot read {names[0]} from the model's config")
 
 
+def attention_window(config) -> int | None:
+    """The sliding window of local-attention layers (Gemma 3, Mistral), or None when every layer sees all keys."""
+    window = getattr(config, "sliding_window", None)
+    if not window:
+        return None
+    layer_types = getattr(config, "layer_types", None)
+    if layer_types is not None:
+        return int(window) if "sliding_attention" in layer_types else None
+    return None if getattr(config, "use_sliding_window", True) is False else int(window)
+
+
 def weights_checksum(folder: Path) -> str:
     """Combined SHA-256 of a folder's weight files (safetensors, else .bin), in name order."""
     files = sorted(folder.glob("*.safetensors")) or sorted(folder.glob("*.bin"))
@@ -205,6 +217,7 @@ def load_model(name: str) -> LoadedModel:
         vision=vision,
         weights_sha256=digest,
         default_sink=sink,
+        attention_window=attention_window(config),
         notes=tuple(notes),
     )
     return LoadedModel(info=info, model=model, processor=processor)

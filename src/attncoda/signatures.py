@@ -199,6 +199,11 @@ def compute(loaded, n: int = 64, length: int = 128, seed: int = 0, corpus: str =
         length = _vision_length(loaded, batches_in[:1])
         corpus_name = "images"
     else:
+        if info.attention_window and length > info.attention_window:
+            raise ValueError(
+                f"L = {length} exceeds {info.name}'s sliding attention window of {info.attention_window} keys, so a row would not "
+                f"span keys 0..t; use --length {info.attention_window} or less"
+            )
         ids, layout = text_windows(loaded.processor, n, length, seed, corpus, split)
         batches_in = torch.as_tensor(ids)
         prefix, suffix = len(layout.prefix), len(layout.suffix)
