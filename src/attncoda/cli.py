@@ -70,7 +70,7 @@ def _signatures(args) -> None:
     layers, heads, length = sig.shape
     sink = sig.sink()
     print(f"{args.model}: {layers} layers × {heads} heads, L = {length}, N = {sig.meta['n']}, sink set {sink} ({sig.meta['default_sink']})")
-    print(f"  row-level sink mass {np.nanmean(sig.stats['sink_mass'][:, :, 1:]):.3f}; signature sink mass {sig.heads()[:, list(sink)].sum(-1).mean():.3f}")
+    print(f"  row-level sink mass {sig.row_mean('sink_mass'):.3f}; signature sink mass {sig.heads()[:, list(sink)].sum(-1).mean():.3f}")
     print(f"  cached at {cache_path(sig.meta)} (computed in {sig.timings.get('compute_s', float('nan')):.1f} s)")
 
 

@@ -66,7 +66,7 @@ def eps_sweep(sig, metrics, triples, sink, base: dict, base_eps: float = 1e-6) -
 
 
 def layer_profile(sig) -> dict[str, list[float]]:
-    """Per-layer mean ``H``, ``H(π)``, sink mass and ``C_A^⊥`` over heads and query rows (t >= 1)."""
+    """Per-layer mean ``H``, ``H(π)``, sink mass and ``C_A^⊥`` over heads and query rows (causal: t >= 1)."""
     return {k: sig.layer_means(k).tolist() for k in ("entropy", "content_entropy", "sink_mass", "concentration")}
 
 
@@ -220,7 +220,7 @@ def measure(model: str, seeds=(0, 1, 2), n: int = 64, length: int = 128, n_tripl
         profile = layer_profile(sig)
         entry = {
             "seed": seed,
-            "row_sink_mass": float(np.nanmean(sig.stats["sink_mass"][:, :, 1:])),
+            "row_sink_mass": sig.row_mean("sink_mass"),
             "signature_sink_mass": signature_sink_mass(rows, sink),
             "reversal": reversal_summary(verdicts),
             "eps_sweep": eps_sweep(sig, SWEEP_METRICS, triples, sink, {m: verdicts[m] for m in SWEEP_METRICS}, eps),

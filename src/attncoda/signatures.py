@@ -71,9 +71,18 @@ class Signatures:
     def sink(self, kind: str | None = None) -> tuple[int, ...]:
         return tuple(self.meta["sink_sets"][kind or self.meta["default_sink"]])
 
-    def layer_means(self, statistic: str, first_query: int = 1) -> np.ndarray:
-        """Per-layer mean of a row statistic over heads and query positions ``t >= first_query``."""
-        return np.nanmean(self.stats[statistic][:, :, first_query:], axis=(1, 2))
+    @property
+    def first_row(self) -> int:
+        """First query row the row statistics cover: 1 for causal models (row 0 is the trivial [1]), else 0."""
+        return 1 if self.meta["causal"] else 0
+
+    def row_mean(self, statistic: str) -> float:
+        """Mean of a row statistic over layers, heads and the covered query rows."""
+        return float(np.nanmean(self.stats[statistic][:, :, self.first_row :]))
+
+    def layer_means(self, statistic: str) -> np.ndarray:
+        """Per-layer mean of a row statistic over heads and the covered query rows."""
+        return np.nanmean(self.stats[statistic][:, :, self.first_row :], axis=(1, 2))
 
 
 class SignatureAccumulator:
