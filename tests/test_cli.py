@@ -21,3 +21,9 @@ def test_errors_are_one_line_without_a_traceback():
     assert done.returncode == 1
     assert done.stderr.strip().count("\n") == 0 and "unknown chapter" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_bad_model_fails_before_any_kernel_starts():
+    done = subprocess.run([sys.executable, "-m", "attncoda.cli", "run", "measurement", "--model", "./no-such-folder"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.strip() == "attncoda: error: no such model folder or file: no-such-folder"

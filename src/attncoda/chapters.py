@@ -97,6 +97,10 @@ def run_chapter(
     if model is not None:
         if not chapter.per_model and model != chapter.default_model:
             raise ChapterError(f"chapter {chapter.key!r} does not take a model (it is {chapter.default_model!r})")
+        if model != chapter.default_model:
+            from .models import resolve
+
+            resolve(model)  # a bad name or path fails here, in one line, before a kernel starts
         params["model"] = model
     root = repo_root()
     source = root / "notebooks" / f"{chapter.notebook}.ipynb"
