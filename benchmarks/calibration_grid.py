@@ -12,16 +12,13 @@ import numpy as np
 import attncoda as ac
 from attncoda.calibration import CalibrationGrid, compute_curves
 from attncoda.synthetic import calibration_heads
-from attncoda.verdicts import closer_verdicts, reversal_from_verdicts
+from attncoda.verdicts import closer_verdicts, reversal_from_verdicts, verdict
 
 
 def per_triple(heads, triples, metric):
     m = ac.get_metric(metric)
-    verdicts = []
-    for conv in ("keep", "drop"):
-        p, q, r = (heads[triples[:, i]] for i in range(3))
-        gap = m(p, r, conv) - m(p, q, conv)
-        verdicts.append(np.sign(-gap if m.larger_is_closer else gap).astype(np.int8))
+    p, q, r = (heads[triples[:, i]] for i in range(3))
+    verdicts = [verdict(m(p, q, conv), m(p, r, conv), m.larger_is_closer) for conv in ("keep", "drop")]
     return reversal_from_verdicts(metric, *verdicts)
 
 

@@ -30,6 +30,7 @@ import numpy as np
 from .coda import aitchison, balance, closure, drop_sink, entropy, ilr_cosine, perturb, temper
 from .metrics import cosine, euclidean, jensen_shannon
 from .synthetic import witness
+from .verdicts import verdict
 
 PROPERTIES = ("perm", "perturb", "temp", "sink", "dom")
 
@@ -80,12 +81,9 @@ def _equal(a, b) -> Check:
     return Check(worst <= _tol(np.concatenate([np.ravel(a), np.ravel(b)])), worst)
 
 
-def _sign(x):
-    return np.sign(x).astype(int)
-
-
 def _verdicts(s: Subject, p, q, r):
-    return _sign(s.distance(p, r) - s.distance(p, q)) if s.pairwise else _sign(s.function(q) - s.function(r))
+    """Closer-row verdicts; for the single-row ``H``, the order of two rows' entropies."""
+    return verdict(s.distance(p, q), s.distance(p, r), False) if s.pairwise else verdict(s.function(r), s.function(q), False)
 
 
 def _flips(before, after) -> Check:

@@ -44,10 +44,14 @@ def signature_sink_mass(rows: np.ndarray, sink) -> float:
     return float(coda.sink_mass(rows, sink).mean())
 
 
-def collapse_disagreement(entropy: np.ndarray, content_entropy: np.ndarray) -> float:
+def disagreeing_transitions(entropy, content_entropy) -> np.ndarray:
+    """For each adjacent-layer transition: do ``H`` and ``H(π)`` move in opposite directions?"""
+    return np.sign(np.diff(entropy)) * np.sign(np.diff(content_entropy)) < 0
+
+
+def collapse_disagreement(entropy, content_entropy) -> float:
     """Share of adjacent-layer transitions on which ``H`` and ``H(π)`` move in opposite directions."""
-    dh, dpi = np.diff(entropy), np.diff(content_entropy)
-    return float(np.mean(np.sign(dh) * np.sign(dpi) < 0))
+    return float(np.mean(disagreeing_transitions(entropy, content_entropy)))
 
 
 def eps_sweep(sig, metrics, triples, sink, base: dict, base_eps: float = 1e-6) -> dict:
@@ -224,7 +228,7 @@ def measure(model: str, seeds=(0, 1, 2), n: int = 64, length: int = 128, n_tripl
             "signature_sink_mass": signature_sink_mass(rows, sink),
             "reversal": reversal_summary(verdicts),
             "eps_sweep": eps_sweep(sig, SWEEP_METRICS, triples, sink, {m: verdicts[m] for m in SWEEP_METRICS}, eps),
-            "collapse_disagreement": collapse_disagreement(np.array(profile["entropy"]), np.array(profile["content_entropy"])),
+            "collapse_disagreement": collapse_disagreement(profile["entropy"], profile["content_entropy"]),
             "layers": profile,
         }
         if seed == seeds[0]:

@@ -6,6 +6,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from .coda import drop_sink
+from .measurement import disagreeing_transitions
 
 METRIC_COLOURS = {
     "cosine": "#1f77b4",
@@ -138,9 +139,8 @@ def layer_collapse_grid(profiles: dict[str, dict]):
     for ax, (name, prof) in zip(axes.ravel(), profiles.items()):
         h, hp, s = (np.asarray(prof[k]) for k in ("entropy", "content_entropy", "sink_mass"))
         layers = np.arange(1, len(h) + 1)
-        for i in range(len(h) - 1):
-            if np.sign(h[i + 1] - h[i]) * np.sign(hp[i + 1] - hp[i]) < 0:
-                ax.axvspan(layers[i], layers[i + 1], color="#dddddd", lw=0)
+        for i in np.flatnonzero(disagreeing_transitions(h, hp)):
+            ax.axvspan(layers[i], layers[i + 1], color="#dddddd", lw=0)
         ax.plot(layers, h, "o-", color="#d62728", ms=3, label="H")
         ax.plot(layers, hp, "s-", color="#2ca02c", ms=3, label="H(π)")
         twin = ax.twinx()

@@ -59,15 +59,11 @@ def reversal_region(q_positions: np.ndarray, metric: str = "cosine", sink=(0,)) 
     Returns ``keep`` and ``drop`` verdict arrays (``+1``: q closer, ``−1``: r
     closer, ``0``: tie) and ``reversed`` (both non-zero and different).
     """
+    from .verdicts import verdict
+
     m = get_metric(metric)
     p, _, r = witness()
-    verdict = {}
-    for conv in ("keep", "drop"):
-        d_pq = m(p, q_positions, conv, sink)
-        d_pr = m(p, r, conv, sink)
-        gap = d_pr - d_pq
-        verdict[conv] = np.sign(-gap if m.larger_is_closer else gap).astype(np.int8)
-    keep, drop = verdict["keep"], verdict["drop"]
+    keep, drop = (verdict(m(p, q_positions, conv, sink), m(p, r, conv, sink), m.larger_is_closer) for conv in ("keep", "drop"))
     return {"keep": keep, "drop": drop, "reversed": (keep != 0) & (drop != 0) & (keep != drop)}
 
 

@@ -101,13 +101,16 @@ def pairwise(metric: str | RowMetric, rows, convention: str = "keep", sink: Sink
     return out
 
 
+def verdict(d_pq, d_pr, larger_is_closer: bool) -> np.ndarray:
+    """Is ``q`` or ``r`` closer to ``p``? ``+1`` q, ``−1`` r, ``0`` an exact tie (from the two distances or similarities)."""
+    gap = np.asarray(d_pr) - np.asarray(d_pq)
+    return np.sign(-gap if larger_is_closer else gap).astype(np.int8)
+
+
 def closer_verdicts(dist: np.ndarray, triples: np.ndarray, larger_is_closer: bool) -> np.ndarray:
-    """Verdict per triple from a pairwise matrix: ``+1`` q closer, ``−1`` r closer, ``0`` tie."""
+    """:func:`verdict` for every triple ``(p, q, r)`` of a pairwise matrix."""
     p, q, r = triples[:, 0], triples[:, 1], triples[:, 2]
-    gap = dist[p, r] - dist[p, q]
-    if larger_is_closer:
-        gap = -gap
-    return np.sign(gap).astype(np.int8)
+    return verdict(dist[p, q], dist[p, r], larger_is_closer)
 
 
 @dataclass(frozen=True)
