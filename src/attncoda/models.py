@@ -144,6 +144,11 @@ def _count(config, *names) -> int:
     raise ModelError(f"cannot read {names[0]} from the model's config")
 
 
+def default_sink(model_type: str) -> str:
+    """The sink set a model gets by default: [CLS] and every [SEP] for text encoders, the first key otherwise."""
+    return "cls_sep" if model_type in ENCODER_TYPES and model_type not in VISION_TYPES else "first"
+
+
 def attention_window(config) -> int | None:
     """The sliding window of local-attention layers (Gemma 3, Mistral), or None when every layer sees all keys."""
     window = getattr(config, "sliding_window", None)
@@ -205,7 +210,7 @@ def load_model(name: str) -> LoadedModel:
     except (OSError, ValueError, KeyError) as err:
         raise ModelError(f"could not load {name!r}: {str(err).splitlines()[0]}") from None
     if kind != "registry":
-        sink = "cls_sep" if config.model_type in ENCODER_TYPES and not vision else "first"
+        sink = default_sink(config.model_type)
     info = ModelInfo(
         name=name,
         source=source,

@@ -136,9 +136,18 @@ class SignatureAccumulator:
 # --------------------------------------------------------------------------- cache
 
 
+KEY_FIELDS = ("model", "weights_sha256", "default_sink", "corpus", "split", "n", "length", "seed", "batch_size", "eps_values", "protocol")
+"""What a set of signatures depends on: the cache key hashes exactly these fields of its metadata."""
+
+
+def key_fields(model: str, weights_sha256: str, default_sink: str, corpus: str, split: str, n: int, length: int, seed: int,
+               batch_size: int, eps_values) -> dict:
+    values = (model, weights_sha256, default_sink, corpus, split, int(n), int(length), seed, batch_size, [float(e) for e in eps_values], PROTOCOL_VERSION)
+    return dict(zip(KEY_FIELDS, values))
+
+
 def cache_key(meta: dict) -> str:
-    fields = {k: meta[k] for k in ("model", "weights_sha256", "corpus", "split", "n", "length", "seed", "batch_size", "eps_values", "protocol", "default_sink")}
-    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
+    return hashlib.sha256(json.dumps({k: meta[k] for k in KEY_FIELDS}, sort_keys=True).encode()).hexdigest()
 
 
 def _arrays(sig: Signatures) -> dict[str, np.ndarray]:
@@ -234,10 +243,9 @@ def compute(loaded, n: int = 64, length: int = 128, seed: int = 0, corpus: str =
             else:
                 backbone(input_ids=batch, attention_mask=torch.ones_like(batch))
     meta = {
-        "model": info.name, "model_info": info.as_dict(), "weights_sha256": info.weights_sha256,
-        "corpus": corpus_name, "split": split, "corpus_attribution": ATTRIBUTION.get(corpus_name, "images given by the caller"),
-        "n": int(batches_in.shape[0]), "length": int(length), "seed": seed, "batch_size": batch_size, "eps_values": list(eps_values), "protocol": PROTOCOL_VERSION,
-        "default_sink": default, "sink_sets": {k: list(v) for k, v in sink_sets.items()},
+        **key_fields(info.name, info.weights_sha256, default, corpus_name, split, batches_in.shape[0], length, seed, batch_size, eps_values),
+        "model_info": info.as_dict(), "corpus_attribution": ATTRIBUTION.get(corpus_name, "images given by the caller"),
+        "sink_sets": {k: list(v) for k, v in sink_sets.items()},
         "layout": {"prefix_tokens": prefix, "suffix_tokens": suffix, "bos_prepended": bool(prefix) and info.causal},
         "causal": info.causal,
     }
@@ -255,7 +263,7 @@ def _vision_length(loaded, one) -> int:
 
 def _identity_without_loading(model: str) -> tuple[str, str] | None:
     """``(weights_sha256, default_sink)`` when they can be known without loading the model (not for Hub ids)."""
-    from .models import ENCODER_TYPES, VISION_TYPES, resolve, weights_checksum
+    from .models import default_sink, resolve, weights_checksum
     from .registry import REGISTRY, cached_sha256
 
     kind, target, _ = resolve(model)
@@ -266,8 +274,7 @@ def _identity_without_loading(model: str) -> tuple[str, str] | None:
         return cached_sha256(Path(target)), "first"
     if kind == "local":
         model_type = json.loads((Path(target) / "config.json").read_text()).get("model_type")
-        sink = "cls_sep" if model_type in ENCODER_TYPES and model_type not in VISION_TYPES else "first"
-        return weights_checksum(Path(target)), sink
+        return weights_checksum(Path(target)), default_sink(model_type)
     return None
 
 
@@ -281,8 +288,7 @@ def get_signatures(model: str, n: int = 64, length: int = 128, seed: int = 0, co
     from .models import load_model
 
     def key_meta(sha: str, sink: str) -> dict:
-        return {"model": model, "weights_sha256": sha, "corpus": corpus, "split": split, "n": n, "length": length, "seed": seed,
-                "batch_size": batch_size, "eps_values": list(eps_values), "protocol": PROTOCOL_VERSION, "default_sink": sink}
+        return key_fields(model, sha, sink, corpus, split, n, length, seed, batch_size, eps_values)
 
     identity = None if loaded is not None else _identity_without_loading(model)
     if identity is not None and not refresh:
