@@ -10,9 +10,9 @@ import time
 import numpy as np
 
 import attncoda as ac
-from attncoda.calibration import CalibrationGrid, compute_curves
-from attncoda.synthetic import calibration_heads
-from attncoda.verdicts import closer_verdicts, reversal_from_verdicts, verdict
+from attncoda.studies.calibration import CalibrationGrid, compute_curves
+from attncoda.math.synthetic import calibration_heads
+from attncoda.math.verdicts import closer_verdicts, reversal_from_verdicts, verdict
 
 
 def per_triple(heads, triples, metric):

@@ -42,9 +42,9 @@ def measure(method: str, n: int, length: int, batch_size: int) -> dict:
     import torch
     import transformers as tf
 
-    from attncoda.corpus import text_windows
-    from attncoda.models import load_model
-    from attncoda.signatures import SignatureAccumulator, compute
+    from attncoda.engine.corpus import text_windows
+    from attncoda.engine.models import load_model
+    from attncoda.engine.signatures import SignatureAccumulator, compute
 
     loaded = load_model(MODEL)
     ids = torch.as_tensor(text_windows(loaded.processor, n, length, 0)[0])
@@ -83,8 +83,8 @@ def measure(method: str, n: int, length: int, batch_size: int) -> dict:
 
 def gguf_loads() -> dict:
     """Cold load (dequantize + cache) in a fresh cache folder, then the cached load."""
-    from attncoda.models import load_model
-    from attncoda.registry import locate
+    from attncoda.engine.models import load_model
+    from attncoda.engine.registry import locate
 
     locate(MODEL)  # the package file itself, outside the timing
     times = {}

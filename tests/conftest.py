@@ -11,7 +11,7 @@ settings.load_profile("ci" if os.environ.get("CI") else "default")
 
 @pytest.fixture
 def witness():
-    from attncoda.synthetic import witness
+    from attncoda.math.synthetic import witness
 
     return witness()
 

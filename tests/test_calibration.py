@@ -3,7 +3,7 @@ import json
 import numpy as np
 import pytest
 
-from attncoda import calibration
+from attncoda.studies import calibration
 
 SMALL = calibration.CalibrationGrid(sink_masses=(0.1, 0.5, 0.9), n_heads=20, n_triples=1000, replicates=1)
 

@@ -5,10 +5,10 @@ import pytest
 import torch
 
 import attncoda as ac
-from attncoda.capture import CaptureError, capture_attention
-from attncoda.rowstats import row_statistics
-from attncoda.models import load_model
-from attncoda.signatures import SignatureAccumulator
+from attncoda.engine.capture import CaptureError, capture_attention
+from attncoda.math.rowstats import row_statistics
+from attncoda.engine.models import load_model
+from attncoda.engine.signatures import SignatureAccumulator
 from tiny_models import CAUSAL, FAMILIES, save_tiny
 
 

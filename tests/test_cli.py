@@ -1,7 +1,7 @@
 import subprocess
 import sys
 
-from attncoda.cli import main, parse_value
+from attncoda.face.cli import main, parse_value
 
 
 def test_parameter_values_are_typed():
@@ -17,13 +17,13 @@ def test_chapters_lists_every_chapter(capsys):
 
 
 def test_errors_are_one_line_without_a_traceback():
-    done = subprocess.run([sys.executable, "-m", "attncoda.cli", "run", "nope"], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "attncoda.face.cli", "run", "nope"], capture_output=True, text=True)
     assert done.returncode == 1
     assert done.stderr.strip().count("\n") == 0 and "unknown chapter" in done.stderr
     assert "Traceback" not in done.stderr
 
 
 def test_a_bad_model_fails_before_any_kernel_starts():
-    done = subprocess.run([sys.executable, "-m", "attncoda.cli", "run", "measurement", "--model", "./no-such-folder"], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-m", "attncoda.face.cli", "run", "measurement", "--model", "./no-such-folder"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 1
     assert done.stderr.strip() == "attncoda: error: no such model folder or file: no-such-folder"

@@ -76,7 +76,7 @@ def test_subcompositional_dominance_of_aitchison(case):
 def test_concentration_ignores_the_sink(case):
     rows, sink = case
     p = rows[0]
-    _, content = ac.coda.split_indices(sink, p.shape[0])
+    _, content = ac.math.coda.split_indices(sink, p.shape[0])
     boosted = p.copy()
     boosted[list(sink)] *= 7.0
     boosted = ac.closure(boosted)

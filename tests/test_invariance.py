@@ -1,7 +1,7 @@
 """Table 4 computed by numeric checks agrees with the paper's matrix."""
 
-from attncoda.invariance import invariance_matrix
-from attncoda.results import paper_reference
+from attncoda.studies.invariance import invariance_matrix
+from attncoda.face.results import paper_reference
 
 
 def test_invariance_matrix_matches_paper():

@@ -3,9 +3,10 @@
 import numpy as np
 import pytest
 
-from attncoda import models, registry
-from attncoda.models import load_model, resolve
-from attncoda.registry import REGISTRY, ModelError
+from attncoda.engine import models, registry
+from attncoda.engine.models import load_model, resolve
+from attncoda.base.errors import ModelError
+from attncoda.engine.registry import REGISTRY
 from tiny_models import save_tiny
 
 
@@ -83,10 +84,12 @@ def test_checksums_are_remembered(tmp_path, monkeypatch):
     monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "cache"))
     f = tmp_path / "w.bin"
     f.write_bytes(np.arange(1000).tobytes())
-    first = registry.cached_sha256(f)
+    from attncoda.base import checksums
+
+    first = checksums.cached_sha256(f)
     calls = []
-    monkeypatch.setattr(registry, "sha256_file", lambda p: calls.append(p) or "x")
-    assert registry.cached_sha256(f) == first and not calls
+    monkeypatch.setattr(checksums, "sha256_file", lambda p: calls.append(p) or "x")
+    assert checksums.cached_sha256(f) == first and not calls
 
 
 def test_gguf_file_is_dequantized_once_and_cached(tmp_path, monkeypatch):
@@ -96,7 +99,7 @@ def test_gguf_file_is_dequantized_once_and_cached(tmp_path, monkeypatch):
     gguf_file = save_tiny_gguf(tmp_path / "tiny.gguf")
     first = load_model(str(gguf_file))
     assert first.info.architecture == "qwen2" and first.info.causal and first.info.default_sink == "first"
-    assert first.info.weights_sha256 == registry.sha256_file(gguf_file)
+    assert first.info.weights_sha256 == __import__("attncoda.base.checksums", fromlist=["x"]).sha256_file(gguf_file)
     folders = list((tmp_path / "cache" / "models").glob("gguf-*"))
     assert len(folders) == 1 and (folders[0] / "config.json").exists() and (folders[0] / "model.safetensors").exists()
     stamp = (folders[0] / "model.safetensors").stat().st_mtime_ns

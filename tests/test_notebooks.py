@@ -7,7 +7,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from attncoda.chapters import CHAPTERS, ChapterError, find_chapter, run_chapter
+from attncoda.base.errors import ChapterError
+from attncoda.face.chapters import CHAPTERS, find_chapter, run_chapter
 
 ROOT = Path(__file__).parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -50,7 +51,7 @@ def test_chapter_executes_on_small_profile(key, tmp_path, monkeypatch):
     assert referenced <= glued, f"prose refers to numbers no cell glued: {referenced - glued}"
     assert not re.search(r"(?<!`)`\{glue", prose), "a glue role inside a code literal is not rendered"
     if key != "reproducibility":
-        from attncoda.results import slug
+        from attncoda.base.paths import slug
 
         result = json.loads((tmp_path / "results" / key / f"{slug(model or 'synthetic')}.json").read_text())
         prov = result["provenance"]

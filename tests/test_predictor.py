@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from attncoda import calibration, predictor
+from attncoda.studies import calibration, predictor
 
 
 def _curves():

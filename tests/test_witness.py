@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import attncoda as ac
-from attncoda.synthetic import reversal_region, simplex_positions
+from attncoda.math.synthetic import reversal_region, simplex_positions
 
 REFERENCE = json.loads((Path(__file__).parents[1] / "data" / "paper" / "reference.json").read_text())["table1"]
 

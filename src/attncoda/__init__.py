@@ -4,7 +4,7 @@ The math (this package's top level) is plain numpy; models and capture live in
 submodules that import torch only when used.
 """
 
-from .coda import (
+from .math.coda import (
     DEFAULT_EPS,
     Decomposition,
     EntropySplit,
@@ -27,8 +27,8 @@ from .coda import (
     sink_mass,
     temper,
 )
-from .metrics import METRICS, bhattacharyya, cosine, euclidean, fisher_rao, get_metric, hellinger, jensen_shannon, view
-from .verdicts import Reversal, pairwise, reversal_rate, reversal_rates, sample_triples
+from .math.metrics import METRICS, bhattacharyya, cosine, euclidean, fisher_rao, get_metric, hellinger, jensen_shannon, view
+from .math.verdicts import Reversal, pairwise, reversal_rate, reversal_rates, sample_triples
 
 __version__ = "0.1.0"
 

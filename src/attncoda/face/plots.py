@@ -5,8 +5,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .coda import drop_sink
-from .measurement import disagreeing_transitions
+from ..math.coda import drop_sink
+from ..studies.measurement import disagreeing_transitions
 
 METRIC_COLOURS = {
     "cosine": "#1f77b4",

@@ -17,7 +17,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from .registry import ModelError, package_file
+from ..base.errors import ModelError
+from .registry import package_file
 
 CORPORA = ("wikipedia", "shakespeare")
 SPLITS = ("sample", "heldout")

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from .chapters import CHAPTERS, ChapterError, run_chapter, stage_dir
-from .results import repo_root
+from ..base.paths import repo_root
 
 
 def stage_sources() -> Path:

@@ -27,10 +27,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .coda import aitchison, balance, closure, drop_sink, entropy, ilr_cosine, perturb, temper
-from .metrics import cosine, euclidean, jensen_shannon
-from .synthetic import witness
-from .verdicts import verdict
+from ..math.coda import aitchison, balance, closure, drop_sink, entropy, ilr_cosine, perturb, temper
+from ..math.metrics import cosine, euclidean, jensen_shannon
+from ..math.synthetic import witness
+from ..math.verdicts import verdict
 
 PROPERTIES = ("perm", "perturb", "temp", "sink", "dom")
 

@@ -15,7 +15,10 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .registry import REGISTRY, ModelError, cache_dir, cached_sha256, locate
+from ..base.checksums import cached_sha256
+from ..base.errors import ModelError
+from ..base.paths import cache_dir
+from .registry import REGISTRY, locate
 
 ENCODER_TYPES = {"bert", "mpnet", "roberta", "xlm-roberta", "distilbert", "electra", "albert", "deberta", "deberta-v2", "vit", "deit", "beit", "dinov2", "camembert", "ernie"}
 VISION_TYPES = {"vit", "deit", "beit", "dinov2"}

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import coda
-from .metrics import get_metric
-from .verdicts import closer_verdicts, pairwise, reversal_from_verdicts, sample_triples
+from ..math import coda
+from ..math.metrics import get_metric
+from ..math.verdicts import closer_verdicts, pairwise, reversal_from_verdicts, sample_triples
 
 REVERSAL_METRICS = ("cosine", "js", "euclidean", "hellinger", "fisher_rao", "content")
 CLASSICAL = ("cosine", "js", "euclidean")
@@ -201,8 +201,8 @@ def find_witness_triple(rows: np.ndarray, triples: np.ndarray, verdicts: dict, s
 
 def measure(model: str, seeds=(0, 1, 2), n: int = 64, length: int = 128, n_triples: int = N_TRIPLES, batch_size: int = 8, progress: bool = False) -> dict:
     """Every per-model number of the chapter (signatures from the cache, computed when missing)."""
-    from .models import load_model
-    from .signatures import get_signatures
+    from ..engine.models import load_model
+    from ..engine.signatures import get_signatures
 
     loaded, sigs = None, []
     for seed in seeds:

@@ -19,7 +19,7 @@ from typing import Callable
 
 import torch
 
-from .registry import ModelError
+from ..base.errors import ModelError
 
 
 class CaptureError(ModelError):

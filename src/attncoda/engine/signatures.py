@@ -25,10 +25,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .coda import closure, replace_zeros
-from .io import atomic_write_bytes
-from .rowstats import STATISTICS
-from .registry import cache_dir
+from ..math.coda import closure, replace_zeros
+from ..base.files import atomic_write_bytes
+from ..math.rowstats import STATISTICS
+from ..base.paths import cache_dir
 
 PROTOCOL_VERSION = 1
 EPS_SWEEP = (1e-5, 1e-6, 1e-7)
@@ -99,7 +99,7 @@ class SignatureAccumulator:
 
     def update(self, layer: int, weights) -> None:
         """Add one batch of one layer: ``weights`` is a ``(batch, heads, L, L)`` torch tensor."""
-        from .rowstats import row_statistics
+        from ..math.rowstats import row_statistics
 
         if weights.shape[-1] != self.sums.shape[-1] or weights.shape[-2] != self.sums.shape[-1]:
             raise ValueError(f"expected {self.sums.shape[-1]}×{self.sums.shape[-1]} attention maps, got {tuple(weights.shape[-2:])}")
@@ -166,7 +166,7 @@ def _digest(arrays: dict[str, np.ndarray]) -> str:
 
 
 def cache_path(meta: dict) -> Path:
-    from .results import slug
+    from ..base.paths import slug
 
     return cache_dir() / "signatures" / slug(meta["model"]) / f"{cache_key(meta)[:24]}.npz"
 
@@ -264,7 +264,8 @@ def _vision_length(loaded, one) -> int:
 def _identity_without_loading(model: str) -> tuple[str, str] | None:
     """``(weights_sha256, default_sink)`` when they can be known without loading the model (not for Hub ids)."""
     from .models import default_sink, resolve, weights_checksum
-    from .registry import REGISTRY, cached_sha256
+    from ..base.checksums import cached_sha256
+    from .registry import REGISTRY
 
     kind, target, _ = resolve(model)
     if kind == "registry":

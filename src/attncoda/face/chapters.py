@@ -11,7 +11,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .results import repo_root, slug
+from ..base.errors import ChapterError
+from ..base.paths import repo_root, slug
 
 
 @dataclass(frozen=True)
@@ -50,10 +51,6 @@ CHAPTERS: dict[str, Chapter] = {
         Chapter("reproducibility", "09_reproducibility", "Reproducibility"),
     )
 }
-
-
-class ChapterError(RuntimeError):
-    """A chapter could not be run; the message is one line that says what to do."""
 
 
 def find_chapter(name: str) -> Chapter:
@@ -98,7 +95,7 @@ def run_chapter(
         if not chapter.per_model and model != chapter.default_model:
             raise ChapterError(f"chapter {chapter.key!r} does not take a model (it is {chapter.default_model!r})")
         if model != chapter.default_model:
-            from .models import resolve
+            from ..engine.models import resolve
 
             resolve(model)  # a bad name or path fails here, in one line, before a kernel starts
         params["model"] = model

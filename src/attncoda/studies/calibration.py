@@ -8,16 +8,14 @@ and a content hash, and later chapters read them back and check the hash.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .io import atomic_write_json
-from .synthetic import calibration_heads
-from .verdicts import reversal_rates, sample_triples
+from ..base.files import json_hash, read_hashed_json, write_hashed_json
+from ..math.synthetic import calibration_heads
+from ..math.verdicts import reversal_rates, sample_triples
 
 CURVE_METRICS = ("cosine", "js", "euclidean", "hellinger", "content")
 
@@ -73,15 +71,12 @@ def compute_curves(grid: CalibrationGrid = CalibrationGrid(), progress=None) -> 
 
 def content_hash(curves: dict) -> str:
     """SHA-256 of the canonical JSON of the grid and the curves (the hash later chapters check)."""
-    canonical = json.dumps({"grid": curves["grid"], "curves": curves["curves"]}, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return json_hash({"grid": curves["grid"], "curves": curves["curves"]})
 
 
 def save_curves(curves: dict, path: Path) -> str:
     """Write the curves with their hash atomically; returns the hash."""
-    digest = content_hash(curves)
-    atomic_write_json(path, {**curves, "sha256": digest})
-    return digest
+    return write_hashed_json(path, {"grid": curves["grid"], "curves": curves["curves"]})
 
 
 def load_curves(path: Path) -> dict:
@@ -89,10 +84,7 @@ def load_curves(path: Path) -> dict:
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"no calibration curves at {path}; run the calibration chapter: attncoda run calibration")
-    data = json.loads(path.read_text())
-    if content_hash(data) != data.get("sha256"):
-        raise ValueError(f"{path} does not match its recorded sha256; the frozen curves were modified")
-    return data
+    return read_hashed_json(path, "calibration curves")
 
 
 def curve_at(curves: dict, metric: str, sink_mass: float, alpha: float = 0.1) -> float:
@@ -106,7 +98,7 @@ def curve_at(curves: dict, metric: str, sink_mass: float, alpha: float = 0.1) ->
 
 def frozen_path() -> Path:
     """Where the frozen curves live: ``data/calibration/curves.json``."""
-    from .results import data_dir
+    from ..base.paths import data_dir
 
     return data_dir() / "calibration" / "curves.json"
 

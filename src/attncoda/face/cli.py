@@ -7,7 +7,7 @@ import json
 import sys
 
 from .chapters import CHAPTERS, ChapterError
-from .registry import ModelError
+from ..base.errors import ModelError
 
 
 def parse_value(text: str):
@@ -53,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _list_models() -> None:
-    from .registry import REGISTRY
+    from ..engine.registry import REGISTRY
 
     print(f"{'name':<20} {'architecture':<12} {'layers×heads':<13} {'sink':<8} {'installed':<10} description")
     for m in REGISTRY.values():
@@ -62,8 +62,8 @@ def _list_models() -> None:
 
 
 def _signatures(args) -> None:
-    from .measurement import signature_sink_mass
-    from .signatures import cache_path, get_signatures
+    from ..studies.measurement import signature_sink_mass
+    from ..engine.signatures import cache_path, get_signatures
 
     sig = get_signatures(args.model, n=args.n, length=args.length, seed=args.seed, corpus=args.corpus, batch_size=args.batch_size, progress=True, refresh=args.refresh)
     layers, heads, length = sig.shape
@@ -87,7 +87,7 @@ def main(argv=None) -> int:
             print(f"executed notebook: {path}")
         elif args.command == "models":
             if args.install is not None:
-                from .registry import install
+                from ..engine.registry import install
 
                 install(args.install or None)
             _list_models()

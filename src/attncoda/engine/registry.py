@@ -7,8 +7,6 @@ here imports torch.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import shutil
 import subprocess
@@ -20,45 +18,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Callable
 
-from .io import atomic_write_json
-
-
-class ModelError(RuntimeError):
-    """A model cannot be resolved, installed or loaded; the message is one line that says what to do."""
-
-
-def cache_dir() -> Path:
-    """``$ATTNCODA_CACHE``, else the platform's user cache folder for attncoda."""
-    env = os.environ.get("ATTNCODA_CACHE")
-    if env:
-        return Path(env)
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("attncoda"))
-
-
-# --------------------------------------------------------------------------- checksums
-
-
-def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def cached_sha256(path: Path) -> str:
-    """SHA-256 of a file, remembered per (path, size, mtime) so that large files are hashed once."""
-    path = Path(path).resolve()
-    stat = path.stat()
-    key = f"{path}|{stat.st_size}|{stat.st_mtime_ns}"
-    book = cache_dir() / "checksums.json"
-    known = json.loads(book.read_text()) if book.exists() else {}
-    if key not in known:
-        known[key] = sha256_file(path)
-        atomic_write_json(book, known)
-    return known[key]
+from ..base.checksums import cached_sha256, installed_version
+from ..base.errors import ModelError
+from ..base.paths import cache_dir
 
 
 # --------------------------------------------------------------------------- packages
@@ -74,13 +36,6 @@ def package_file(distribution: str, suffix: str) -> Path:
         if str(f).replace("\\", "/").endswith(suffix):
             return Path(dist.locate_file(f))
     raise ModelError(f"package {distribution} has no file ending in {suffix}; reinstall it with `make models`")
-
-
-def installed_version(distribution: str) -> str | None:
-    try:
-        return metadata.version(distribution)
-    except metadata.PackageNotFoundError:
-        return None
 
 
 def _concatenate(parts: list[Path], target: Path) -> Path:

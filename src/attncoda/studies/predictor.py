@@ -49,7 +49,7 @@ def spec_hash(spec: dict) -> str:
 
 
 def frozen_path() -> Path:
-    from .results import data_dir
+    from ..base.paths import data_dir
 
     return data_dir() / "predictor" / "frozen.json"
 
@@ -65,7 +65,7 @@ def load_spec(path: Path | None = None) -> dict:
 
 def freeze(curves_sha256: str, path: Path | None = None) -> dict:
     """Write the predictor (bound to the calibration curves' hash) if it is not frozen yet."""
-    from .io import atomic_write_json
+    from ..base.files import atomic_write_json
 
     path = Path(path) if path else frozen_path()
     if path.exists():

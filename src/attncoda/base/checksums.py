@@ -1,0 +1,41 @@
+"""SHA-256 of files (remembered, so large weights are hashed once) and installed package versions."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from importlib import metadata
+from pathlib import Path
+
+from .files import atomic_write_json
+from .paths import cache_dir
+
+
+def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
+    """SHA-256 of a file's bytes, as hex."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def cached_sha256(path: Path) -> str:
+    """SHA-256 of a file, remembered per (path, size, mtime) in the cache folder."""
+    path = Path(path).resolve()
+    stat = path.stat()
+    key = f"{path}|{stat.st_size}|{stat.st_mtime_ns}"
+    book = cache_dir() / "checksums.json"
+    known = json.loads(book.read_text()) if book.exists() else {}
+    if key not in known:
+        known[key] = sha256_file(path)
+        atomic_write_json(book, known)
+    return known[key]
+
+
+def installed_version(distribution: str) -> str | None:
+    """The installed version of a distribution, or None."""
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return None

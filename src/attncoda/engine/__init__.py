@@ -1,0 +1,7 @@
+"""The engine: the only layer that knows torch and transformers.
+
+It resolves and loads models (:mod:`.models`, :mod:`.registry`), cuts the corpus into
+windows (:mod:`.corpus`), captures attention (:mod:`.capture`) and reduces it to
+signatures and row statistics, cached on disk (:mod:`.signatures`). It never
+imports the studies or the face.
+"""
