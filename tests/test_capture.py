@@ -33,8 +33,13 @@ def test_captured_rows_equal_output_attentions(tiny, family):
     assert loaded.info.causal == (family in CAUSAL)
     assert loaded.info.architecture == family
     inputs = _inputs(loaded)
-    captured = {}
-    with torch.inference_mode(), capture_attention(loaded.backbone, lambda i, w: captured.setdefault(i, w.clone())):
+    captured, logs = {}, {}
+
+    def keep(i, w, lw):
+        captured.setdefault(i, w.clone())
+        logs.setdefault(i, lw.clone())
+
+    with torch.inference_mode(), capture_attention(loaded.backbone, keep):
         loaded.backbone(**inputs)
     with torch.inference_mode():
         reference = loaded.backbone(**inputs, output_attentions=True).attentions
@@ -42,6 +47,10 @@ def test_captured_rows_equal_output_attentions(tiny, family):
     for i, ref in enumerate(reference):
         assert captured[i].shape == ref.shape
         torch.testing.assert_close(captured[i], ref, atol=1e-6, rtol=0)
+        # the log path: a float64 log-softmax of the very scores that produced the weights
+        assert logs[i].dtype == torch.float64 and logs[i].shape == ref.shape
+        torch.testing.assert_close(logs[i].exp(), ref.double(), atol=1e-6, rtol=0)
+        torch.testing.assert_close(torch.logsumexp(logs[i], -1), torch.zeros(ref.shape[:-1], dtype=torch.float64), atol=1e-12, rtol=0)
 
 
 @pytest.mark.parametrize("family", ["llama", "bert"])
@@ -63,6 +72,22 @@ def test_row_statistics_match_the_numpy_math(tiny, family):
         np.testing.assert_allclose(stats["entropy"][:, :, t], split.entropy, rtol=1e-6, atol=1e-6)
         np.testing.assert_allclose(stats["content_entropy"][:, :, t], split.content_entropy, rtol=1e-6, atol=1e-6)
         np.testing.assert_allclose(stats["concentration"][:, :, t], ac.content_concentration(row, sink), rtol=1e-6, atol=1e-6)
+
+
+def test_row_statistics_from_logs_match_the_numpy_math_without_any_eps():
+    rng = np.random.default_rng(1)
+    length = 30
+    scores = torch.tensor(rng.normal(0, 8, (2, 3, length, length)), dtype=torch.float64)
+    causal = torch.ones(length, length, dtype=torch.bool).tril()
+    logs = torch.log_softmax(scores.masked_fill(~causal, torch.finfo(torch.float64).min), -1).numpy()
+    stats = row_statistics(logs, (0,), True, logs=True)
+    for t in range(1, length):
+        row = np.exp(logs[:, :, t, : t + 1])
+        lx = logs[:, :, t, 1 : t + 1]
+        expected = ((lx - lx.mean(axis=-1, keepdims=True)) ** 2).sum(axis=-1)  # C_A^⊥ straight from the logs
+        np.testing.assert_allclose(stats["concentration"][:, :, t], expected, rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(stats["entropy"][:, :, t], ac.entropy(ac.closure(row)), rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(stats["content_entropy"][:, :, t], ac.content_entropy(ac.closure(row)), rtol=1e-9, atol=1e-9)
 
 
 def test_row_statistics_with_exact_zeros_and_tiny_parts():
@@ -88,14 +113,17 @@ def test_signature_accumulator_equals_aitchison_mean_of_rows(tiny):
     with torch.inference_mode(), capture_attention(loaded.backbone, acc.update):
         loaded.backbone(**inputs)
     sig = acc.finish({})
+    assert sig.meta["log_path"] and sig.default_kind == "logit"
     with torch.inference_mode():
         reference = loaded.backbone(**inputs, output_attentions=True).attentions
+    logit = sig.logit
     for layer, att in enumerate(reference):
         last = ac.closure(att[:, :, -1, :].double().numpy())  # (n, heads, L)
         for eps in (1e-5, 1e-6, 1e-7):
             expected = ac.aitchison_mean(np.swapaxes(last, 0, 1), eps)
             np.testing.assert_allclose(sig.aitchison[eps][layer], expected, rtol=1e-9, atol=1e-12)
         np.testing.assert_allclose(sig.arithmetic[layer], last.mean(axis=0), rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(logit[layer], ac.aitchison_mean(np.swapaxes(last, 0, 1)), rtol=1e-5)
     assert np.all(np.isnan(sig.stats["entropy"][:, :, 0]))
 
 
@@ -107,7 +135,7 @@ def test_an_architecture_without_attention_weights_is_refused():
             self.proj = torch.nn.Linear(4, 4)
 
     with pytest.raises(CaptureError, match="cannot be captured"):
-        with capture_attention(NoAttention(), lambda i, w: None):
+        with capture_attention(NoAttention(), lambda i, w, lw: None):
             pass
 
     class SilentAttention(torch.nn.Module):
@@ -125,5 +153,5 @@ def test_an_architecture_without_attention_weights_is_refused():
 
     model = Model()
     with pytest.raises(CaptureError, match="returned no attention weights"):
-        with capture_attention(model, lambda i, w: None):
+        with capture_attention(model, lambda i, w, lw: None):
             model(torch.zeros(2))

@@ -112,11 +112,25 @@ def test_classical_metrics_broadcast_over_leading_axes(rng):
     assert ac.entropy_split(p).entropy.shape == (4, 1)
 
 
-def test_replace_zeros_keeps_ratios_and_sums(rng):
+def test_replace_zeros_keeps_ratios_and_sums_and_small_parts(rng):
     x = ac.closure(np.array([[0.0, 0.5, 0.3, 2e-7, 0.2]]))
     y = ac.replace_zeros(x, 1e-6)
-    assert y.min() == 1e-6 and abs(y.sum() - 1) < 1e-15
+    assert y[0, 0] == 1e-6 and abs(y.sum() - 1) < 1e-15
     assert y[0, 1] / y[0, 2] == pytest.approx(0.5 / 0.3, rel=1e-14)
+    assert y[0, 3] / y[0, 1] == pytest.approx(2e-7 / 0.5, rel=1e-14), "a small positive part is data, never floored"
+
+
+@given(st.integers(2, 40), st.integers(0, 2**32 - 1), st.sampled_from([1e-5, 1e-6, 1e-7]), st.floats(1e-300, 1e-3))
+def test_a_row_without_zeros_is_returned_bit_for_bit(d, seed, eps, tiny):
+    rng = np.random.default_rng(seed)
+    x = rng.dirichlet(np.full(d, 0.2), 3)
+    x[:, -1] = tiny  # a part far below eps, yet not zero
+    x = x / x.sum(axis=-1, keepdims=True)
+    if np.any(x == 0):
+        return
+    y = ac.replace_zeros(x, eps)
+    assert y.tobytes() == x.tobytes()
+    assert ac.count_zeros(x) == 0
 
 
 def test_content_entropy_survives_tiny_content_mass():

@@ -7,6 +7,14 @@ maps exist at a time. Modules whose ``forward`` takes ``output_attentions``
 (MPNet) are asked for their weights through a pre-hook; the model's own
 ``output_attentions`` stays off, so it never collects all layers.
 
+Logs from logits: the geometry of a softmax row needs only its logarithm, and
+``log softmax(z) = z − logsumexp(z)``. While an attention module runs, a torch
+function mode records the input of its softmax (the final attention scores, with
+mask, scaling and any soft-capping already applied); the callback then gets the
+row's float64 log-softmax as well, so no part underflows and no ε enters. Float32
+probability rows of trained models hold parts down to about 1e-43 (subnormal),
+whose logarithms are rounding noise.
+
 The reduction of each layer's maps (``rowstats.row_statistics`` and the
 signature sums) happens in the callback, while only that layer's maps exist.
 """
@@ -18,6 +26,7 @@ from contextlib import contextmanager
 from typing import Callable
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 from ..base.errors import ModelError
 
@@ -44,10 +53,29 @@ def ensure_eager(model) -> None:
         model.set_attn_implementation("eager")
 
 
-@contextmanager
-def capture_attention(model, on_weights: Callable[[int, torch.Tensor], None]):
-    """Within the block, every forward pass calls ``on_weights(layer, weights)`` once per attention layer.
+class _SoftmaxScores(TorchFunctionMode):
+    """Remembers the input of the last softmax called while it is active (the attention scores)."""
 
+    SOFTMAX = (torch.nn.functional.softmax, torch.softmax, torch.Tensor.softmax)
+
+    def __init__(self):
+        super().__init__()
+        self.scores = None
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in self.SOFTMAX:
+            self.scores = args[0]
+        return func(*args, **kwargs)
+
+
+@contextmanager
+def capture_attention(model, on_weights: Callable, logits: bool = True):
+    """Within the block, every forward pass calls ``on_weights(layer, weights, log_weights)`` once per attention layer.
+
+    ``weights`` is the module's ``(batch, heads, queries, keys)`` probability tensor;
+    ``log_weights`` is the float64 log-softmax of the scores that produced it, or None
+    when ``logits`` is False or the module computed no softmax of that shape.
     Raises CaptureError after the block if some attention module ran but returned no weights.
     """
     ensure_eager(model)
@@ -55,14 +83,31 @@ def capture_attention(model, on_weights: Callable[[int, torch.Tensor], None]):
     produced = [0] * len(modules)
     called = [0] * len(modules)
     handles = []
+    active: list[_SoftmaxScores] = []
+
+    def leave():
+        while active:
+            active.pop().__exit__(None, None, None)
+
+    def enter(module, args, kwargs):
+        if logits:
+            mode = _SoftmaxScores()
+            mode.__enter__()
+            active.append(mode)
 
     def forward_hook(index):
-        def hook(module, args, output):
+        def hook(module, args, kwargs, output):
+            mode = active[-1] if active else None
+            leave()
             called[index] += 1
             weights = output[1] if isinstance(output, tuple) and len(output) > 1 else None
             if torch.is_tensor(weights) and weights.dim() == 4:
                 produced[index] += 1
-                on_weights(index, weights.detach())
+                scores = mode.scores if mode is not None else None
+                log_weights = None
+                if scores is not None and scores.shape == weights.shape:
+                    log_weights = torch.log_softmax(scores.detach().to(torch.float64), dim=-1)
+                on_weights(index, weights.detach(), log_weights)
 
         return hook
 
@@ -73,10 +118,12 @@ def capture_attention(model, on_weights: Callable[[int, torch.Tensor], None]):
     for i, (_, module) in enumerate(modules):
         if "output_attentions" in inspect.signature(module.forward).parameters:
             handles.append(module.register_forward_pre_hook(ask_for_weights, with_kwargs=True))
-        handles.append(module.register_forward_hook(forward_hook(i)))
+        handles.append(module.register_forward_pre_hook(enter, with_kwargs=True))
+        handles.append(module.register_forward_hook(forward_hook(i), with_kwargs=True))
     try:
         yield [n for n, _ in modules]
     finally:
+        leave()  # a forward pass that raised inside an attention module never reached its forward hook
         for h in handles:
             h.remove()
     silent = [modules[i][0] for i in range(len(modules)) if called[i] and not produced[i]]

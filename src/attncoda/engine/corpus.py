@@ -87,26 +87,50 @@ def layout_for(tokenizer, length: int) -> WindowLayout:
 def text_windows(tokenizer, n: int, length: int, seed: int, corpus: str = "wikipedia", split: str = "sample") -> tuple[np.ndarray, WindowLayout]:
     """``n`` windows of exactly ``length`` token ids, shape ``(n, length)``, and their layout.
 
-    Documents of the split are shuffled with ``seed``, tokenized without special
-    tokens, joined by a blank line, and cut into consecutive chunks of text
+    Documents of the split are shuffled with ``seed`` and tokenized without special
     tokens; the tokenizer's own prefix/suffix tokens ([BOS], [CLS] … [SEP]) wrap
-    each chunk.
+    each window's text.
+
+    * A tokenizer that closes a text with a suffix ([SEP]: the encoders) gets windows
+      ``[CLS] text [SEP]`` whose text comes from one document: consecutive chunks of
+      ``length − 2`` tokens that never cross a document's end (a shorter remainder is
+      skipped). Documents keep their boundaries (WordPiece erases a blank line, so
+      joined documents would run into each other), and the sink set {[CLS], [SEP]}
+      sits at the same keys in every window.
+    * Other tokenizers (causal models) get consecutive chunks of the documents
+      joined by a blank line, which their byte-level tokenizers keep.
     """
     if n < 1 or length < 4:
         raise ValueError(f"need n >= 1 and length >= 4, got n={n}, length={length}")
     layout = layout_for(tokenizer, length)
     docs = split_documents(corpus, split)
     order = np.random.default_rng(seed).permutation(len(docs))
-    separator = tokenizer("\n\n", add_special_tokens=False)["input_ids"]
     needed = n * layout.text_tokens
-    stream: list[int] = []
-    for i in order:
-        stream.extend(tokenizer(docs[i][1], add_special_tokens=False)["input_ids"])
-        stream.extend(separator)
-        if len(stream) >= needed:
-            break
-    if len(stream) < needed:
-        raise ValueError(f"the {corpus} {split} split has {len(stream)} tokens, fewer than the {needed} that {n} windows of {length} need")
+    if layout.suffix:
+        chunks: list[list[int]] = []
+        for i in order:
+            ids = tokenizer(docs[i][1], add_special_tokens=False)["input_ids"]
+            width = layout.text_tokens
+            chunks.extend(ids[k : k + width] for k in range(0, len(ids) - width + 1, width))
+            if len(chunks) >= n:
+                chunks = chunks[:n]
+                break
+        if len(chunks) < n:
+            raise ValueError(
+                f"the {corpus} {split} split gives only {len(chunks)} one-document windows of {layout.text_tokens} text tokens, "
+                f"fewer than the {n} asked for; use a smaller --n or --length"
+            )
+        stream = [t for chunk in chunks for t in chunk]
+    else:
+        separator = tokenizer("\n\n", add_special_tokens=False)["input_ids"]
+        stream = []
+        for i in order:
+            stream.extend(tokenizer(docs[i][1], add_special_tokens=False)["input_ids"])
+            stream.extend(separator)
+            if len(stream) >= needed:
+                break
+        if len(stream) < needed:
+            raise ValueError(f"the {corpus} {split} split has {len(stream)} tokens, fewer than the {needed} that {n} windows of {length} need")
     body = np.asarray(stream[:needed], dtype=np.int64).reshape(n, layout.text_tokens)
     pre = np.tile(np.asarray(layout.prefix, dtype=np.int64), (n, 1))
     post = np.tile(np.asarray(layout.suffix, dtype=np.int64), (n, 1))

@@ -14,6 +14,7 @@ import socket
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from ..base.checksums import cached_sha256
 from ..base.errors import ModelError
@@ -30,7 +31,7 @@ class ModelInfo:
     """What the math needs to know about a model."""
 
     name: str  # as the reader gave it
-    source: str  # folder, file or hub id actually loaded
+    source: str  # what was loaded, with no path of this machine (ModelRef.public_source)
     revision: str | None
     architecture: str  # config.model_type
     layers: int
@@ -68,24 +69,48 @@ def _hub_reachable(timeout: float = 3.0) -> bool:
         return False
 
 
-def resolve(name: str) -> tuple[str, str, str | None]:
-    """Classify ``name`` as ``("registry"|"local"|"gguf"|"hub", target, revision)`` or raise ModelError."""
+class ModelRef(NamedTuple):
+    """A resolved model name: ``kind`` is registry, local, gguf or hub; ``target`` the short name, folder, file or Hub id."""
+
+    kind: str
+    target: str
+    revision: str | None
+
+    def public_source(self) -> str:
+        """What was loaded, without any path of this machine: the registry packages, a file or folder's own name, or the Hub id."""
+        if self.kind == "registry":
+            return "registry: " + ", ".join(REGISTRY[self.target].packages)
+        if self.kind in ("gguf", "local"):
+            return f"{self.kind}: {Path(self.target).name}"
+        return f"hub: {self.target}" + (f"@{self.revision}" if self.revision else "")
+
+
+def resolve(name: str) -> ModelRef:
+    """Classify ``name`` as a registry short name, a local folder, a ``.gguf`` file or a Hub id (ModelError otherwise).
+
+    Examples
+    --------
+    >>> resolve("smollm2-135m").kind
+    'registry'
+    >>> resolve("EleutherAI/pythia-70m@step1000")
+    ModelRef(kind='hub', target='EleutherAI/pythia-70m', revision='step1000')
+    """
     if name in REGISTRY:
-        return "registry", name, None
+        return ModelRef("registry", name, None)
     path = Path(name).expanduser()
     if path.suffix == ".gguf":
         if not path.is_file():
             raise ModelError(f"no such GGUF file: {path}")
-        return "gguf", str(path.resolve()), None
+        return ModelRef("gguf", str(path.resolve()), None)
     if path.is_dir():
         if not (path / "config.json").exists():
             raise ModelError(f"{path} is a folder without config.json; pass a saved Hugging Face model folder")
-        return "local", str(path.resolve()), None
+        return ModelRef("local", str(path.resolve()), None)
     if name.startswith((".", "/", "~")):
         raise ModelError(f"no such model folder or file: {path}")
     if HUB_ID.match(name):
         repo, _, revision = name.partition("@")
-        return "hub", repo, revision or None
+        return ModelRef("hub", repo, revision or None)
     raise ModelError(f"unknown model {name!r}; known short names: {', '.join(REGISTRY)} (or pass a Hugging Face id, a local folder or a .gguf file)")
 
 
@@ -175,9 +200,10 @@ def weights_checksum(folder: Path) -> str:
     return hashlib.sha256("".join(cached_sha256(f) for f in files).encode()).hexdigest()
 
 
-def load_model(name: str) -> LoadedModel:
-    """Load ``name`` with eager attention in float32 on the CPU. Raises ModelError with one clear line."""
-    kind, target, revision = resolve(name)
+def load_model(name: str, ref: ModelRef | None = None) -> LoadedModel:
+    """Load ``name`` (resolved as ``ref`` if given) with eager attention in float32 on the CPU. Raises ModelError with one clear line."""
+    ref = ref or resolve(name)
+    kind, target, revision = ref
     notes: list[str] = []
     try:
         if kind == "registry":
@@ -187,15 +213,14 @@ def load_model(name: str) -> LoadedModel:
             if path.suffix == ".gguf":
                 notes.append("quantized GGUF weights, dequantized to float32")
             model, processor, config, causal, vision = _from_pretrained(str(folder), causal_hint, None, True)
-            source = str(path)
         elif kind == "gguf":
             folder = _gguf_folder(Path(target))
             model, processor, config, causal, vision = _from_pretrained(str(folder), None, None, True)
-            digest, source = cached_sha256(Path(target)), target
+            digest = cached_sha256(Path(target))
             notes.append("quantized GGUF weights, dequantized to float32")
         elif kind == "local":
             model, processor, config, causal, vision = _from_pretrained(target, None, None, True)
-            digest, source = weights_checksum(Path(target)), target
+            digest = weights_checksum(Path(target))
         else:
             try:
                 model, processor, config, causal, vision = _from_pretrained(target, None, revision, True)
@@ -207,7 +232,6 @@ def load_model(name: str) -> LoadedModel:
                     ) from None
                 model, processor, config, causal, vision = _from_pretrained(target, None, revision, False)
             digest = f"hub:{getattr(config, '_commit_hash', None) or revision or 'unknown'}"
-            source = target
     except ModelError:
         raise
     except (OSError, ValueError, KeyError) as err:
@@ -216,7 +240,7 @@ def load_model(name: str) -> LoadedModel:
         sink = default_sink(config.model_type)
     info = ModelInfo(
         name=name,
-        source=source,
+        source=ref.public_source(),
         revision=revision,
         architecture=config.model_type,
         layers=_count(config, "num_hidden_layers", "n_layer"),

@@ -2,11 +2,16 @@
 
 * Signature of a head (causal model): the Aitchison mean, over the N windows, of
   the head's row at the last query position (support: all L keys). Encoders:
-  the Aitchison mean over every row of every window. Kept for each ε of the
-  sweep, plus the arithmetic mean of the same rows.
+  the Aitchison mean over every row of every window.
+  - ``logit``: from each row's float64 log-softmax of its attention scores
+    (MATH.md section 1, "rows captured from a model"): ``𝒞(exp(mean ln p))`` with
+    ``ln p`` exact, so no ε enters. The default wherever the scores can be captured.
+  - ``aitchison[ε]``: the paper's probability path: the float32 probability rows,
+    their exact zeros replaced with ε, for each ε of the sweep.
+  - ``arithmetic``: the plain mean of the same probability rows.
 * Row statistics: per layer, head and query position, the mean over windows of
-  row sink mass, ``H``, ``H(π)`` and ``C_A^⊥`` (default sink set of the model).
-  Causal row 0 (the trivial ``[1]``) is NaN.
+  row sink mass, ``H``, ``H(π)`` and ``C_A^⊥`` (default sink set of the model),
+  from the log-softmax rows when captured. Causal row 0 (the trivial ``[1]``) is NaN.
 
 The cache key is a hash of the model, its weights checksum, the corpus, N, L,
 the seed, the batch size (batching changes the last bits of a forward pass),
@@ -25,28 +30,53 @@ from pathlib import Path
 
 import numpy as np
 
-from ..math.coda import closure, replace_zeros
 from ..base.files import atomic_write_bytes
-from ..math.rowstats import STATISTICS
 from ..base.paths import cache_dir
+from ..base.protocol import DEFAULT_EPS, EPS_SWEEP
+from ..math.coda import closure, replace_zeros
+from ..math.rowstats import STATISTICS
 
-PROTOCOL_VERSION = 1
-EPS_SWEEP = (1e-5, 1e-6, 1e-7)
+PROTOCOL_VERSION = 2
+"""2: exact-zero replacement only; float64 log-softmax signatures; one-document encoder windows; model-specific sink sets."""
+
+SINK_SETS = {
+    "first": "key 0 (the first token)",
+    "first4": "keys 0-3 (the first four tokens)",
+    "cls_sep": "[CLS] and every [SEP]",
+    "cls": "[CLS] alone",
+}
+ALTERNATIVE_SINK = {"first": "first4", "cls_sep": "cls"}
+"""The alternative sink definition Table 8 compares each default against."""
 
 
-def sink_positions(kind: str, length: int, layout_prefix: int = 0, layout_suffix: int = 0) -> tuple[int, ...]:
+def sink_positions(kind: str, length: int, prefix: int = 0, suffix: int = 0) -> tuple[int, ...]:
     """Key indices of a sink set for a window of ``length`` positions.
 
-    ``first``: key 0. ``first4``: keys 0-3. ``cls_sep``: key 0 ([CLS]) and every
-    [SEP] position (the last ``layout_suffix`` keys).
+    ``first``: key 0. ``first4``: keys 0-3. ``cls_sep`` (windows with a suffix,
+    the encoders): [CLS] (key 0) and every [SEP] (the last ``suffix`` keys).
+    ``cls``: [CLS] alone.
+
+    Examples
+    --------
+    >>> sink_positions("cls_sep", 128, prefix=1, suffix=1)
+    (0, 127)
+    >>> sink_positions("first4", 128)
+    (0, 1, 2, 3)
     """
-    if kind == "first":
+    if kind in ("first", "cls"):
         return (0,)
     if kind == "first4":
         return (0, 1, 2, 3)
     if kind == "cls_sep":
-        return (0, *range(length - max(layout_suffix, 1), length))
-    raise ValueError(f"unknown sink set {kind!r}; use 'first', 'first4' or 'cls_sep'")
+        if suffix < 1:
+            raise ValueError("the sink set cls_sep needs windows that end in [SEP]; a causal model's windows have none (use 'first')")
+        return (0, *range(length - suffix, length))
+    raise ValueError(f"unknown sink set {kind!r}; use one of {', '.join(SINK_SETS)}")
+
+
+def sink_sets_for(default: str, length: int, prefix: int, suffix: int) -> dict[str, list[int]]:
+    """The default sink set of a model and the alternative Table 8 compares it with."""
+    return {k: list(sink_positions(k, length, prefix, suffix)) for k in (default, ALTERNATIVE_SINK[default])}
 
 
 @dataclass
@@ -57,19 +87,48 @@ class Signatures:
     aitchison: dict[float, np.ndarray]
     arithmetic: np.ndarray
     stats: dict[str, np.ndarray]
+    logit: np.ndarray | None = None
+    zeros: int = 0
     timings: dict = field(default_factory=dict)
 
     @property
     def shape(self) -> tuple[int, int, int]:
         return self.arithmetic.shape
 
-    def heads(self, kind: str = "aitchison", eps: float = 1e-6) -> np.ndarray:
-        """All heads' signatures as ``(layers·heads, L)`` rows (layers pooled)."""
-        rows = self.aitchison[eps] if kind == "aitchison" else self.arithmetic
+    @property
+    def default_kind(self) -> str:
+        """``logit`` when the log-softmax path was captured, else ``aitchison``."""
+        return "logit" if self.logit is not None else "aitchison"
+
+    def heads(self, kind: str | None = None, eps: float = DEFAULT_EPS) -> np.ndarray:
+        """All heads' signatures as ``(layers·heads, L)`` rows (layers pooled).
+
+        ``kind``: ``logit`` (float64 log-softmax path), ``aitchison`` (probability path at ``eps``),
+        ``arithmetic``; default :attr:`default_kind`.
+        """
+        kind = kind or self.default_kind
+        if kind == "logit":
+            if self.logit is None:
+                raise ValueError("these signatures have no log-softmax path (the scores could not be captured); use kind='aitchison'")
+            rows = self.logit
+        elif kind == "aitchison":
+            rows = self.aitchison[eps]
+        elif kind == "arithmetic":
+            rows = self.arithmetic
+        else:
+            raise ValueError(f"unknown signature kind {kind!r}; use 'logit', 'aitchison' or 'arithmetic'")
         return rows.reshape(-1, rows.shape[-1])
 
     def sink(self, kind: str | None = None) -> tuple[int, ...]:
-        return tuple(self.meta["sink_sets"][kind or self.meta["default_sink"]])
+        """Key indices of a sink set (default: the model's default)."""
+        kind = kind or self.meta["default_sink"]
+        if kind not in self.meta["sink_sets"]:
+            raise ValueError(f"sink set {kind!r} is not defined for this model; it has {', '.join(self.meta['sink_sets'])}")
+        return tuple(self.meta["sink_sets"][kind])
+
+    @property
+    def alternative_sink(self) -> str:
+        return ALTERNATIVE_SINK[self.meta["default_sink"]]
 
     @property
     def first_row(self) -> int:
@@ -86,32 +145,45 @@ class Signatures:
 
 
 class SignatureAccumulator:
-    """Running sums, fed one layer's attention at a time (see :mod:`attncoda.capture`)."""
+    """Running sums, fed one layer's attention at a time (see :mod:`attncoda.engine.capture`)."""
 
-    def __init__(self, layers: int, heads: int, length: int, causal: bool, sink: tuple[int, ...], eps_values=EPS_SWEEP, stats_eps: float = 1e-6):
+    def __init__(self, layers: int, heads: int, length: int, causal: bool, sink: tuple[int, ...], eps_values=EPS_SWEEP, stats_eps: float = DEFAULT_EPS):
         self.causal, self.sink, self.eps_values, self.stats_eps = causal, sink, tuple(eps_values), stats_eps
         shape = (layers, heads, length)
         self.log_sums = {e: np.zeros(shape) for e in self.eps_values}
+        self.logit_sums = np.zeros(shape)
         self.sums = np.zeros(shape)
         self.rows = np.zeros(layers, dtype=np.int64)
+        self.logit_rows = np.zeros(layers, dtype=np.int64)
+        self.zeros = 0
         self.stat_sums = {s: np.zeros(shape) for s in STATISTICS}
         self.stat_counts = {s: np.zeros(shape) for s in STATISTICS}
 
-    def update(self, layer: int, weights) -> None:
-        """Add one batch of one layer: ``weights`` is a ``(batch, heads, L, L)`` torch tensor."""
+    def _picked(self, maps: np.ndarray) -> np.ndarray:
+        """The rows a signature averages, as ``(rows, heads, L)``: the last query (causal) or every query (encoders)."""
+        return maps[:, :, -1, :] if self.causal else maps.transpose(0, 2, 1, 3).reshape(-1, maps.shape[1], maps.shape[-1])
+
+    def update(self, layer: int, weights, log_weights=None) -> None:
+        """Add one batch of one layer: ``(batch, heads, L, L)`` torch tensors of probabilities and (optionally) float64 log-probabilities."""
         from ..math.rowstats import row_statistics
 
         if weights.shape[-1] != self.sums.shape[-1] or weights.shape[-2] != self.sums.shape[-1]:
             raise ValueError(f"expected {self.sums.shape[-1]}×{self.sums.shape[-1]} attention maps, got {tuple(weights.shape[-2:])}")
         maps = weights.cpu().numpy()  # a view: (batch, heads, L, L) float32
-        picked = maps[:, :, -1, :] if self.causal else maps.transpose(0, 2, 1, 3).reshape(-1, maps.shape[1], maps.shape[-1])
-        rows = picked.astype(np.float64)  # (rows, heads, L)
+        rows = self._picked(maps).astype(np.float64)
         rows = rows / rows.sum(axis=-1, keepdims=True)  # float32 softmax rows, re-closed in float64
         self.sums[layer] += rows.sum(axis=0)
+        self.zeros += int(np.count_nonzero(rows == 0))
         for e in self.eps_values:
             self.log_sums[e][layer] += np.log(replace_zeros(rows, e)).sum(axis=0)
         self.rows[layer] += rows.shape[0]
-        stats = row_statistics(maps, self.sink, self.causal, self.stats_eps)
+        if log_weights is not None:
+            logs = log_weights.cpu().numpy()
+            self.logit_sums[layer] += self._picked(logs).sum(axis=0)
+            self.logit_rows[layer] += rows.shape[0]
+            stats = row_statistics(logs, self.sink, self.causal, self.stats_eps, logs=True)
+        else:
+            stats = row_statistics(maps, self.sink, self.causal, self.stats_eps)
         for name, v in stats.items():
             ok = np.isfinite(v)
             self.stat_sums[name][layer] += np.where(ok, v, 0.0).sum(axis=0)
@@ -121,16 +193,20 @@ class SignatureAccumulator:
         if np.any(self.rows == 0):
             raise RuntimeError("some layers received no attention; capture failed")
         n = self.rows[:, None, None]
-        aitchison = {}
-        for e, s in self.log_sums.items():
-            m = s / n
-            aitchison[e] = closure(np.exp(m - m.max(axis=-1, keepdims=True)))
+
+        def geometric(log_sum, count):
+            m = log_sum / count
+            return closure(np.exp(m - m.max(axis=-1, keepdims=True)))
+
+        aitchison = {e: geometric(s, n) for e, s in self.log_sums.items()}
+        logit = geometric(self.logit_sums, n) if np.array_equal(self.logit_rows, self.rows) else None
         with np.errstate(invalid="ignore"):
             stats = {k: np.where(self.stat_counts[k] > 0, self.stat_sums[k] / np.maximum(self.stat_counts[k], 1), np.nan) for k in STATISTICS}
         if self.causal:
             for v in stats.values():
                 v[:, :, 0] = np.nan
-        return Signatures(meta=meta, aitchison=aitchison, arithmetic=self.sums / n, stats=stats)
+        meta = {**meta, "log_path": logit is not None}
+        return Signatures(meta=meta, aitchison=aitchison, arithmetic=self.sums / n, stats=stats, logit=logit, zeros=self.zeros)
 
 
 # --------------------------------------------------------------------------- cache
@@ -153,6 +229,9 @@ def cache_key(meta: dict) -> str:
 def _arrays(sig: Signatures) -> dict[str, np.ndarray]:
     out = {f"aitchison_{e:g}": v for e, v in sig.aitchison.items()}
     out["arithmetic"] = sig.arithmetic
+    if sig.logit is not None:
+        out["logit"] = sig.logit
+    out["zeros"] = np.array(sig.zeros, dtype=np.int64)
     out.update({f"stat_{k}": v for k, v in sig.stats.items()})
     return out
 
@@ -194,7 +273,8 @@ def load(path: Path) -> Signatures | None:
     meta = header["meta"]
     aitchison = {float(e): arrays[f"aitchison_{float(e):g}"] for e in meta["eps_values"]}
     stats = {k: arrays[f"stat_{k}"] for k in STATISTICS}
-    return Signatures(meta=meta, aitchison=aitchison, arithmetic=arrays["arithmetic"], stats=stats, timings=header.get("timings", {}))
+    return Signatures(meta=meta, aitchison=aitchison, arithmetic=arrays["arithmetic"], stats=stats, logit=arrays.get("logit"),
+                      zeros=int(arrays["zeros"]), timings=header.get("timings", {}))
 
 
 # --------------------------------------------------------------------------- computing
@@ -226,9 +306,9 @@ def compute(loaded, n: int = 64, length: int = 128, seed: int = 0, corpus: str =
         batches_in = torch.as_tensor(ids)
         prefix, suffix = len(layout.prefix), len(layout.suffix)
         corpus_name = corpus
-    sink_sets = {k: sink_positions(k, length, prefix, suffix) for k in ("first", "first4", "cls_sep")}
     default = info.default_sink
-    acc = SignatureAccumulator(info.layers, info.heads, length, info.causal, sink_sets[default], eps_values)
+    sink_sets = sink_sets_for(default, length, prefix, suffix)
+    acc = SignatureAccumulator(info.layers, info.heads, length, info.causal, tuple(sink_sets[default]), eps_values)
     backbone = loaded.backbone
     chunks = range(0, batches_in.shape[0], batch_size)
     if progress:
@@ -245,7 +325,7 @@ def compute(loaded, n: int = 64, length: int = 128, seed: int = 0, corpus: str =
     meta = {
         **key_fields(info.name, info.weights_sha256, default, corpus_name, split, batches_in.shape[0], length, seed, batch_size, eps_values),
         "model_info": info.as_dict(), "corpus_attribution": ATTRIBUTION.get(corpus_name, "images given by the caller"),
-        "sink_sets": {k: list(v) for k, v in sink_sets.items()},
+        "sink_sets": sink_sets,
         "layout": {"prefix_tokens": prefix, "suffix_tokens": suffix, "bos_prepended": bool(prefix) and info.causal},
         "causal": info.causal,
     }
@@ -261,48 +341,58 @@ def _vision_length(loaded, one) -> int:
         return int(loaded.backbone(pixel_values=one).last_hidden_state.shape[1])
 
 
-def _identity_without_loading(model: str) -> tuple[str, str] | None:
-    """``(weights_sha256, default_sink)`` when they can be known without loading the model (not for Hub ids)."""
-    from .models import default_sink, resolve, weights_checksum
+def _identity_without_loading(ref) -> tuple[str, str] | None:
+    """``(weights_sha256, default_sink)`` of a resolved model when they can be known without loading it (not for Hub ids)."""
     from ..base.checksums import cached_sha256
+    from .models import default_sink, weights_checksum
     from .registry import REGISTRY
 
-    kind, target, _ = resolve(model)
-    if kind == "registry":
-        entry = REGISTRY[target]
+    if ref.kind == "registry":
+        entry = REGISTRY[ref.target]
         return entry.sha256, entry.sink
-    if kind == "gguf":
-        return cached_sha256(Path(target)), "first"
-    if kind == "local":
-        model_type = json.loads((Path(target) / "config.json").read_text()).get("model_type")
-        return weights_checksum(Path(target)), default_sink(model_type)
+    if ref.kind == "gguf":
+        return cached_sha256(Path(ref.target)), "first"
+    if ref.kind == "local":
+        model_type = json.loads((Path(ref.target) / "config.json").read_text()).get("model_type")
+        return weights_checksum(Path(ref.target)), default_sink(model_type)
     return None
 
 
-def get_signatures(model: str, n: int = 64, length: int = 128, seed: int = 0, corpus: str = "wikipedia", split: str = "sample",
-                   batch_size: int = 8, eps_values=EPS_SWEEP, progress: bool = False, loaded=None, refresh: bool = False,
-                   cache_only: bool = False) -> Signatures | None:
-    """Signatures from the cache, or computed (loading the model only when needed) and cached atomically.
+def signature_sets(model: str, seeds=(0,), n: int = 64, length: int = 128, corpus: str = "wikipedia", split: str = "sample",
+                   batch_size: int = 8, eps_values=EPS_SWEEP, progress: bool = False, loaded=None, refresh: bool = False) -> list[Signatures]:
+    """One model's signatures for each seed: the engine's single entry point, which owns the cache-or-load decision.
 
-    With ``cache_only``, return None instead of loading the model when no cached copy is found.
+    The name is resolved once; every seed found in the cache is read from it; the
+    model is loaded (once) only when some seed is missing (or ``refresh``), and
+    what it computes is cached atomically. A Hub id is always loaded, since its
+    weights' identity is known only after the download.
     """
-    from .models import load_model
+    from .models import load_model, resolve
 
-    def key_meta(sha: str, sink: str) -> dict:
+    def key_meta(sha: str, sink: str, seed: int) -> dict:
         return key_fields(model, sha, sink, corpus, split, n, length, seed, batch_size, eps_values)
 
-    identity = None if loaded is not None else _identity_without_loading(model)
+    found: dict[int, Signatures] = {}
+    ref = resolve(model) if loaded is None else None
+    identity = _identity_without_loading(ref) if ref is not None else None
     if identity is not None and not refresh:
-        cached = load(cache_path(key_meta(*identity)))
-        if cached is not None:
-            return cached
-    if cache_only and loaded is None:
-        return None
-    loaded = loaded or load_model(model)
-    path = cache_path(key_meta(loaded.info.weights_sha256, loaded.info.default_sink))
-    cached = None if refresh else load(path)
-    if cached is not None:
-        return cached
-    sig = compute(loaded, n, length, seed, corpus, split, batch_size, eps_values, progress)
-    save(sig, path)
-    return sig
+        for seed in seeds:
+            cached = load(cache_path(key_meta(*identity, seed)))
+            if cached is not None:
+                found[seed] = cached
+    for seed in seeds:
+        if seed in found:
+            continue
+        loaded = loaded or load_model(model, ref)
+        path = cache_path(key_meta(loaded.info.weights_sha256, loaded.info.default_sink, seed))
+        cached = None if refresh else load(path)
+        if cached is None:
+            cached = compute(loaded, n, length, seed, corpus, split, batch_size, eps_values, progress)
+            save(cached, path)
+        found[seed] = cached
+    return [found[seed] for seed in seeds]
+
+
+def get_signatures(model: str, seed: int = 0, **options) -> Signatures:
+    """One seed's signatures (see :func:`signature_sets`, which takes the same options)."""
+    return signature_sets(model, (seed,), **options)[0]

@@ -62,7 +62,7 @@ def _list_models() -> None:
 
 
 def _signatures(args) -> None:
-    from ..studies.measurement import signature_sink_mass
+    from ..studies.reversal import signature_sink_mass
     from ..engine.signatures import cache_path, get_signatures
 
     sig = get_signatures(args.model, n=args.n, length=args.length, seed=args.seed, corpus=args.corpus, batch_size=args.batch_size, progress=True, refresh=args.refresh)

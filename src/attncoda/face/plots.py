@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from ..math.coda import drop_sink
-from ..studies.measurement import disagreeing_transitions
+from ..studies.profiles import disagreeing_transitions
 
 METRIC_COLOURS = {
     "cosine": "#1f77b4",

@@ -8,7 +8,9 @@ key); the content set ``C`` is every other key. ``k = |S|``, ``n = |C|``.
 
 Logarithms never see a zero: the Aitchison functions first apply
 :func:`replace_zeros` with ``eps`` (default ``1e-6``) to the *whole* row, so
-the keep and drop views share one zero-replaced row.
+the keep and drop views share one zero-replaced row. Only exact zeros are
+replaced; a row without one enters the logarithm untouched, and ``eps`` then
+changes nothing.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-DEFAULT_EPS = 1e-6
-"""Default zero-replacement threshold (MATH.md section 1)."""
+from ..base.protocol import DEFAULT_EPS
+
 
 SUM_TOLERANCE = 1e-6
 """How far a row's sum may sit from 1 before it is rejected."""
@@ -102,26 +104,49 @@ def closure(x) -> np.ndarray:
 
 
 def replace_zeros(x, eps: float = DEFAULT_EPS) -> np.ndarray:
-    """Multiplicative zero replacement.
+    """Multiplicative replacement of exact zeros (Martín-Fernández et al. 2003; MATH.md section 1).
 
-    Parts ``x_i < ε`` become ``ε``; the other parts are scaled by
-    ``(1 − m·ε) / Σ_{x_j ≥ ε} x_j`` (``m`` = number of replaced parts), so the row
-    still sums to 1 and ratios among the kept parts are unchanged. For a row with
-    exact zeros and no other part below ``ε`` this is the replacement of
-    Martín-Fernández et al. (2003), as in ``skbio.stats.composition.multi_replace``.
+    Parts that are exactly ``0`` (softmax underflow) become ``ε``; every other part
+    is scaled by ``1 − m·ε`` (``m`` = number of zeros in its row), so the row still
+    sums to 1 and the ratios among the non-zero parts are unchanged. Small positive
+    parts are data and are never floored; a row without a zero is returned as it is,
+    bit for bit. This is ``skbio.stats.composition.multi_replace(x, delta=ε)``.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., D)
+        Compositions (rows on the last axis, each summing to 1).
+    eps : float
+        The value given to each zero; ``D·ε < 1`` is required.
+
+    Examples
+    --------
+    >>> replace_zeros([0.5, 0.5, 0.0], eps=0.01)
+    array([0.495, 0.495, 0.01 ])
+    >>> replace_zeros([0.5, 0.5 - 1e-9, 1e-9], eps=0.01)[2]  # a small part is data: untouched
+    np.float64(1e-09)
     """
     a = as_composition(x, "x")
     if not (np.isfinite(eps) and eps > 0):
         raise ValueError(f"eps must be a positive number, got {eps!r}")
     if a.shape[-1] * eps >= 1:
         raise ValueError(f"eps={eps:g} is too large for rows of {a.shape[-1]} parts (need D·eps < 1)")
-    small = a < eps
-    if not np.any(small):
+    zero = a == 0
+    if not np.any(zero):
         return a
-    n_small = small.sum(axis=-1, keepdims=True)
-    kept_total = np.where(small, 0.0, a).sum(axis=-1, keepdims=True)
-    scale = (1.0 - n_small * eps) / kept_total
-    return np.where(small, eps, a * scale)
+    n_zero = zero.sum(axis=-1, keepdims=True)
+    return np.where(zero, eps, a * (1.0 - n_zero * eps))
+
+
+def count_zeros(x) -> int:
+    """Number of parts that are exactly zero (the parts :func:`replace_zeros` replaces).
+
+    Examples
+    --------
+    >>> count_zeros([[0.5, 0.5, 0.0], [1.0, 0.0, 0.0]])
+    3
+    """
+    return int(np.count_nonzero(np.asarray(x) == 0))
 
 
 def clr(x) -> np.ndarray:

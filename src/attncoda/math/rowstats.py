@@ -7,11 +7,16 @@ For each row ``p`` (its support: keys ``0..t`` for causal query ``t``, all keys 
 * entropy ``H = −Σ p ln p``;
 * content entropy ``H(π) = ln c − (1/c) Σ_C p ln p``, ``c = Σ_C p`` summed over the
   content parts themselves (NaN when ``c = 0``, never ``1 − s``);
-* content concentration ``C_A^⊥ = Σ_C z² − (Σ_C z)²/n`` where ``z`` are the logs of
-  the row after multiplicative zero replacement with ``ε`` on its support: parts
-  ``≥ ε`` keep ``ln p + ln((1 − mε)/Σ_{p≥ε} p)``, the ``m`` parts below ``ε`` get ``ln ε``.
+* content concentration ``C_A^⊥ = Σ_C z² − (Σ_C z)²/n`` with ``z`` the logs of the
+  content parts.
 
-Every element is read once, in float64, with one logarithm; rows run in parallel.
+Two inputs. Log-probabilities (float64 log-softmax of the scores, the default for
+captured rows): ``z = ln p`` exactly, and no ε enters. Probabilities: exact zeros
+are replaced multiplicatively with ``ε`` (MATH.md section 1): the ``m`` zero parts
+of a row's support get ``ln ε`` and the others ``ln p + ln(1 − mε)``; small
+positive parts are used as they are.
+
+Every element is read once, in float64, with one ``exp`` or ``log``; rows run in parallel.
 Only supports are visited, so a causal map costs half a dense pass.
 """
 
@@ -26,8 +31,8 @@ STATISTICS = ("sink_mass", "entropy", "content_entropy", "concentration")
 
 
 @njit(parallel=True, cache=True)
-def _kernel(p, is_sink, causal, eps, out):  # pragma: no cover - compiled
-    rows, queries, keys = p.shape
+def _kernel(a, is_sink, causal, logs, eps, out):  # pragma: no cover - compiled
+    rows, queries, keys = a.shape
     log_eps = math.log(eps)
     for r in prange(rows):
         for t in range(queries):
@@ -36,50 +41,58 @@ def _kernel(p, is_sink, causal, eps, out):  # pragma: no cover - compiled
             h = 0.0
             content_mass = 0.0
             content_plogp = 0.0
-            kept_total = 0.0
-            n_small = 0
-            a = 0.0
-            b = 0.0
-            n_kept = 0
+            n_zero = 0
+            a1 = 0.0
+            a2 = 0.0
+            n_positive = 0
             n_content = 0
             for j in range(width):
-                x = np.float64(p[r, t, j])
-                lx = math.log(x) if x > 0.0 else 0.0
-                plogp = x * lx
-                h -= plogp
-                if x >= eps:
-                    kept_total += x
+                if logs:
+                    lx = np.float64(a[r, t, j])
+                    x = math.exp(lx)
                 else:
-                    n_small += 1
+                    x = np.float64(a[r, t, j])
+                    lx = math.log(x) if x > 0.0 else 0.0
+                plogp = x * lx if x > 0.0 else 0.0
+                h -= plogp
+                if x == 0.0 and not logs:
+                    n_zero += 1
                 if is_sink[j]:
                     s += x
                 else:
                     n_content += 1
                     content_mass += x
                     content_plogp += plogp
-                    if x >= eps:
-                        a += lx
-                        b += lx * lx
-                        n_kept += 1
+                    if logs or x > 0.0:
+                        a1 += lx
+                        a2 += lx * lx
+                        n_positive += 1
             out[0, r, t] = s
             out[1, r, t] = h
             out[2, r, t] = math.log(content_mass) - content_plogp / content_mass if content_mass > 0.0 else np.nan
-            if n_content > 0 and kept_total > 0.0:
-                shift = math.log1p(-n_small * eps) - math.log(kept_total)
-                n_replaced = n_content - n_kept
-                s1 = a + n_kept * shift + n_replaced * log_eps
-                s2 = b + 2.0 * shift * a + n_kept * shift * shift + n_replaced * log_eps * log_eps
+            if n_content > 0 and (logs or n_positive > 0):
+                shift = math.log1p(-n_zero * eps)
+                n_replaced = n_content - n_positive
+                s1 = a1 + n_positive * shift + n_replaced * log_eps
+                s2 = a2 + 2.0 * shift * a1 + n_positive * shift * shift + n_replaced * log_eps * log_eps
                 out[3, r, t] = max(s2 - s1 * s1 / n_content, 0.0)
             else:
                 out[3, r, t] = np.nan
 
 
-def row_statistics(weights: np.ndarray, sink, causal: bool, eps: float = 1e-6) -> dict[str, np.ndarray]:
+def row_statistics(weights: np.ndarray, sink, causal: bool, eps: float = 1e-6, logs: bool = False) -> dict[str, np.ndarray]:
     """Statistics of every row of ``weights`` (shape ``(..., Q, K)``); each result has shape ``(..., Q)``.
 
+    ``weights`` holds probabilities, or log-probabilities when ``logs`` is True.
     ``sink`` is a sequence of key indices; ``causal`` restricts query ``t`` to keys
-    ``0..t + K − Q``. Rows are taken as they come (float32 softmax output sums to 1
-    within about 1e-6); nothing is re-closed.
+    ``0..t + K − Q``. Probability rows are taken as they come (float32 softmax output
+    sums to 1 within about 1e-6); nothing is re-closed.
+
+    Examples
+    --------
+    >>> stats = row_statistics(np.array([[0.5, 0.25, 0.25]]), sink=(0,), causal=False)
+    >>> round(float(stats["content_entropy"][0]), 6) == round(float(np.log(2)), 6)
+    True
     """
     a = np.asarray(weights)
     if a.ndim < 2:
@@ -91,5 +104,5 @@ def row_statistics(weights: np.ndarray, sink, causal: bool, eps: float = 1e-6) -
     is_sink = np.zeros(keys, dtype=np.bool_)
     is_sink[list(sink)] = True
     out = np.empty((4, flat.shape[0], queries))
-    _kernel(flat, is_sink, bool(causal), float(eps), out)
+    _kernel(flat, is_sink, bool(causal), bool(logs), float(eps), out)
     return {name: out[i].reshape(a.shape[:-1]) for i, name in enumerate(STATISTICS)}

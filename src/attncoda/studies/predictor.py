@@ -1,33 +1,33 @@
-"""The frozen out-of-sample predictor (MATH.md section 8).
+"""The frozen out-of-sample predictors (MATH.md section 8).
 
-Its rule, tolerance and abstention criterion live in ``data/predictor/frozen.json``
-with a SHA-256 of their content and of the calibration curves they use. They
-were committed before any pretrained model's reversal rate was computed, so every
-model, the defaults included, is an out-of-sample test of them.
+A predictor's rule, tolerance and abstention criterion live in a hashed JSON file
+under ``data/predictor/``, bound to the hash of the calibration curves it reads.
+Each was committed before the models it judges were measured, and is never
+edited afterwards (:func:`load_spec` refuses a file that no longer matches its hash).
 
-Rule: the predicted keep-vs-drop reversal rate of metric ``m`` for a model is
-the frozen ``α = 0.1`` calibration curve of ``m`` at the model's signature sink
-mass ``s`` (linear interpolation). The model's outcome is
-
-* **abstention** when the calibration does not cover the model: ``s`` lies
-  outside ``[s_min, s_max]``, or the ``α = 0.1`` and ``α = 1`` curves at ``s``
-  differ by more than the tolerance on average over the metrics (the curves then
-  cannot say which content regime applies);
-* otherwise **confirmation** when the mean absolute deviation between observed
-  and predicted rates over the metrics is at most the tolerance, else **failure**.
+* **v1** (``frozen.json``): predicted rate of metric ``m`` = the raw ``α = 0.1``
+  curve at the model's signature sink mass ``s``. Abstains when ``s`` is outside
+  ``[s_min, s_max]`` or the ``α = 0.1`` and ``α = 1`` curves differ by more than the
+  tolerance on average (the content regime is then undecided). Otherwise a
+  confirmation when the mean absolute deviation over the metrics is within the
+  tolerance, else a failure.
+* **v2** (``v2.json``): the same rule on curves smoothed over the grid (a centred
+  moving average of ``smoothing_window`` points), with a stated domain outside
+  which it abstains: a causal model, a single-token sink set, and a support of
+  ``L`` keys within ``support_range`` (the calibration drew rows of 128 parts).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 
 import numpy as np
 
+from ..base.files import read_hashed_json, write_hashed_json
+from ..base.paths import data_dir
 from .calibration import curve_at, load_curves
 
-SPEC = {
+V1 = {
     "version": 1,
     "metrics": ["cosine", "js", "euclidean", "hellinger"],
     "curve_alpha": 0.1,
@@ -41,72 +41,141 @@ SPEC = {
     "failure": "mean absolute deviation over the metrics > tolerance_points",
     "abstention": "s outside [s_min, s_max], or mean |curve(alpha=0.1) - curve(alpha=1)| at s over the metrics > tolerance_points",
 }
+SPEC = V1  # the name the v1 freeze used
+
+V2 = {
+    "version": 2,
+    "metrics": ["cosine", "js", "euclidean", "hellinger"],
+    "curve_alpha": 0.1,
+    "other_alpha": 1.0,
+    "smoothing_window": 5,
+    "smoothing": "centred moving average over smoothing_window neighbouring grid points of each frozen curve (fewer at the ends), then linear interpolation",
+    "sink_mass": "mean over all heads (layers pooled) and over seeds of the sink mass of the log-softmax (logit-path) Aitchison-mean signatures, with the model's default sink set",
+    "observed": "mean over seeds of the keep-vs-drop closer-head reversal rate on 50,000 uniformly drawn head triples per seed, on the same signatures",
+    "tolerance_points": 7.5,
+    "s_min": 0.05,
+    "s_max": 0.95,
+    "domain": {"causal": True, "sink_size": 1, "support_range": [96, 160]},
+    "confirmation": "inside the domain and mean absolute deviation (percentage points) over the metrics <= tolerance_points",
+    "failure": "inside the domain and mean absolute deviation over the metrics > tolerance_points",
+    "abstention": "outside the domain (not causal, a sink set of more than one key, L outside support_range), s outside [s_min, s_max], "
+                  "or mean |smoothed curve(alpha=0.1) - smoothed curve(alpha=1)| at s over the metrics > tolerance_points",
+}
+SPECS = {1: V1, 2: V2}
+FILES = {1: "frozen.json", 2: "v2.json"}
+
+
+def frozen_path(version: int = 1) -> Path:
+    return data_dir() / "predictor" / FILES[version]
 
 
 def spec_hash(spec: dict) -> str:
-    body = {k: v for k, v in spec.items() if k != "sha256"}
-    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    from ..base.files import json_hash
+
+    return json_hash(spec)
 
 
-def frozen_path() -> Path:
-    from ..base.paths import data_dir
-
-    return data_dir() / "predictor" / "frozen.json"
-
-
-def load_spec(path: Path | None = None) -> dict:
-    """Read the frozen predictor and check its own hash (ValueError if edited)."""
-    path = Path(path) if path else frozen_path()
-    spec = json.loads(path.read_text())
-    if spec_hash(spec) != spec.get("sha256"):
-        raise ValueError(f"{path} does not match its recorded sha256; the frozen predictor was modified")
-    return spec
+def load_spec(path: Path | None = None, version: int = 1) -> dict:
+    """Read a frozen predictor and check its own hash (ValueError if edited)."""
+    return read_hashed_json(Path(path) if path else frozen_path(version), "predictor")
 
 
-def freeze(curves_sha256: str, path: Path | None = None) -> dict:
-    """Write the predictor (bound to the calibration curves' hash) if it is not frozen yet."""
-    from ..base.files import atomic_write_json
-
-    path = Path(path) if path else frozen_path()
+def freeze(curves_sha256: str, path: Path | None = None, version: int = 1) -> dict:
+    """Write predictor ``version`` (bound to the calibration curves' hash) if it is not frozen yet; return it."""
+    path = Path(path) if path else frozen_path(version)
     if path.exists():
         return load_spec(path)
-    spec = {**SPEC, "curves_sha256": curves_sha256}
-    spec["sha256"] = spec_hash(spec)
-    atomic_write_json(path, spec)
-    return spec
+    write_hashed_json(path, {**SPECS[version], "curves_sha256": curves_sha256})
+    return load_spec(path)
 
 
-def predict(curves: dict, spec: dict, sink_mass: float) -> dict:
-    """Predicted rate per metric (as fractions) and whether the predictor abstains at ``sink_mass``."""
+def smoothed(values, window: int) -> np.ndarray:
+    """Centred moving average of ``window`` points (fewer at the ends).
+
+    Examples
+    --------
+    >>> smoothed([0.0, 3.0, 0.0, 3.0, 0.0], 3).tolist()
+    [1.5, 1.0, 2.0, 1.0, 1.5]
+    """
+    y = np.asarray(values, dtype=float)
+    half = window // 2
+    return np.array([y[max(0, i - half) : i + half + 1].mean() for i in range(len(y))])
+
+
+def _curve(curves: dict, spec: dict, metric: str, s: float, alpha: float) -> float:
+    if "smoothing_window" not in spec:
+        return curve_at(curves, metric, s, alpha)
+    xs = np.asarray(curves["grid"]["sink_masses"])
+    if not xs[0] <= s <= xs[-1]:
+        return float("nan")
+    ys = smoothed(curves["curves"][str(float(alpha))][metric], spec["smoothing_window"])
+    return float(np.interp(s, xs, ys))
+
+
+def domain_reasons(spec: dict, model: dict | None) -> list[str]:
+    """Why a model lies outside the predictor's stated domain (v2); empty inside it, or for v1."""
+    domain = spec.get("domain")
+    if not domain or model is None:
+        return []
+    reasons = []
+    if domain["causal"] and not model["causal"]:
+        reasons.append("not a causal model (its signatures average every row of every window, not the last row)")
+    if model["sink_size"] != domain["sink_size"]:
+        reasons.append(f"its sink set has {model['sink_size']} keys, the calibration one")
+    lo, hi = domain["support_range"]
+    if not lo <= model["length"] <= hi:
+        reasons.append(f"its rows have {model['length']} keys, outside the calibrated {lo}-{hi}")
+    return reasons
+
+
+def predict(curves: dict, spec: dict, sink_mass: float, model: dict | None = None) -> dict:
+    """Predicted rate per metric (fractions) and whether the predictor abstains, with its reasons.
+
+    ``model`` (``causal``, ``sink_size``, ``length``) is checked against a v2 domain.
+    """
     if curves.get("sha256") != spec["curves_sha256"]:
         raise ValueError("the calibration curves are not the ones the predictor was frozen with")
-    predicted = {m: curve_at(curves, m, sink_mass, spec["curve_alpha"]) for m in spec["metrics"]}
-    other = {m: curve_at(curves, m, sink_mass, spec["other_alpha"]) for m in spec["metrics"]}
+    predicted = {m: _curve(curves, spec, m, sink_mass, spec["curve_alpha"]) for m in spec["metrics"]}
+    other = {m: _curve(curves, spec, m, sink_mass, spec["other_alpha"]) for m in spec["metrics"]}
     covered = spec["s_min"] <= sink_mass <= spec["s_max"]
     regime_gap = float(np.mean([abs(predicted[m] - other[m]) for m in spec["metrics"]]) * 100) if covered else float("nan")
-    reasons = []
+    reasons = domain_reasons(spec, model)
     if not covered:
         reasons.append(f"signature sink mass {sink_mass:.3f} outside [{spec['s_min']}, {spec['s_max']}]")
     elif regime_gap > spec["tolerance_points"]:
-        reasons.append(f"the two content regimes differ by {regime_gap:.1f} points here")
+        reasons.append(f"the two content regimes differ by {regime_gap:.1f} points here (tolerance {spec['tolerance_points']})")
     return {"predicted": predicted, "regime_gap_points": regime_gap, "abstain": bool(reasons), "reasons": reasons}
 
 
-def evaluate(curves: dict, spec: dict, sink_mass: float, observed: dict[str, float]) -> dict:
-    """Outcome for one model: ``confirmation``, ``abstention`` or ``failure``, with the deviations in points."""
-    pred = predict(curves, spec, sink_mass)
+def evaluate(curves: dict, spec: dict, sink_mass: float, observed: dict[str, float], model: dict | None = None) -> dict:
+    """Outcome for one model: ``confirmation``, ``abstention`` or ``failure``, with per-metric deviations in points."""
+    pred = predict(curves, spec, sink_mass, model)
     deviations = {m: 100 * (observed[m] - pred["predicted"][m]) for m in spec["metrics"]}
     mad = float(np.mean([abs(d) for d in deviations.values()]))
     if pred["abstain"]:
         outcome = "abstention"
     else:
         outcome = "confirmation" if mad <= spec["tolerance_points"] else "failure"
-    return {**pred, "observed": observed, "deviation_points": deviations, "mean_abs_deviation_points": mad,
+    return {**pred, "version": spec["version"], "observed": observed, "deviation_points": deviations, "mean_abs_deviation_points": mad,
             "max_abs_deviation_points": float(max(abs(d) for d in deviations.values())), "outcome": outcome}
 
 
-def load_all() -> tuple[dict, dict]:
-    """The frozen curves and the frozen predictor, each checked against its hash."""
+def explain(result: dict, spec: dict) -> str:
+    """One sentence, computed from an :func:`evaluate` result, on why the outcome happened."""
+    dev = result["deviation_points"]
+    worst = max(dev, key=lambda m: abs(dev[m]))
+    spread = f"deviations {', '.join(f'{m} {d:+.1f}' for m, d in dev.items())} points"
+    if result["outcome"] == "abstention":
+        return "abstained: " + "; ".join(result["reasons"]) + f" ({spread})"
+    if result["outcome"] == "failure":
+        same_sign = all(d > 0 for d in dev.values()) or all(d < 0 for d in dev.values())
+        side = ("every metric " + ("above" if dev[worst] > 0 else "below") + " the curve") if same_sign else "metrics on both sides of the curve"
+        return f"failed: mean |deviation| {result['mean_abs_deviation_points']:.1f} > {spec['tolerance_points']} points, {side}, worst {worst} ({spread})"
+    return f"confirmed: mean |deviation| {result['mean_abs_deviation_points']:.1f} <= {spec['tolerance_points']} points, worst {worst} ({spread})"
+
+
+def load_all(version: int = 1) -> tuple[dict, dict]:
+    """The frozen curves and frozen predictor ``version``, each checked against its hash."""
     from .calibration import frozen_path as curves_path
 
-    return load_curves(curves_path()), load_spec()
+    return load_curves(curves_path()), load_spec(version=version)

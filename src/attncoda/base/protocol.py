@@ -1,0 +1,28 @@
+"""The protocol's constants, each with one home: the chapters glue them into their prose (MATH.md)."""
+
+from __future__ import annotations
+
+DEFAULT_EPS = 1e-6
+"""Value given to an exact zero before a logarithm (MATH.md section 1)."""
+EPS_SWEEP = (1e-5, 1e-6, 1e-7)
+"""Every probability-path result is recomputed at each of these ε."""
+N_WINDOWS = 64
+"""Windows of text per seed (N)."""
+WINDOW_LENGTH = 128
+"""Tokens per window (L)."""
+SEEDS = (0, 1, 2)
+"""Each seed draws its own text sample and its own triples."""
+N_TRIPLES = 50_000
+"""Head triples per seed for a reversal rate."""
+TEMPERATURES = (0.5, 0.7, 1.5, 2.0)
+"""Global logit temperatures of Table 8."""
+TAXONOMY_KS = (4, 6, 8)
+"""Cluster counts of Tables 5 and 6 (mean ARI over these)."""
+CLUSTERING_KS = (4, 5, 6, 8)
+"""Cluster counts of Table 9."""
+PRUNE_SHARE = 0.2
+"""Share of heads in Table 8's prune set (the most redundant)."""
+SPARSITIES = (0.1, 0.2, 0.3)
+"""Pruning sparsities of Table 10."""
+SMALL_PART = 1e-6
+"""Table 6's share column: parts below this carry how much of the squared content distance."""
