@@ -43,3 +43,23 @@ def test_committed_predictor_is_bound_to_the_committed_curves():
     curves, spec = predictor.load_all()
     assert spec["curves_sha256"] == curves["sha256"]
     assert {k: v for k, v in spec.items() if k not in ("sha256", "curves_sha256")} == predictor.SPEC
+
+
+def test_v2_is_frozen_bound_to_the_curves_and_states_its_domain():
+    curves, spec = predictor.load_all(version=2)
+    assert spec["curves_sha256"] == curves["sha256"]
+    assert {k: v for k, v in spec.items() if k not in ("sha256", "curves_sha256")} == predictor.V2
+    inside = {"causal": True, "sink_size": 1, "length": 128}
+    assert not predictor.domain_reasons(spec, inside)
+    encoder = {"causal": False, "sink_size": 2, "length": 128}
+    result = predictor.evaluate(curves, spec, 0.5, {m: 0.3 for m in spec["metrics"]}, encoder)
+    assert result["outcome"] == "abstention" and len(result["reasons"]) == 2
+    assert predictor.explain(result, spec).startswith("abstained: not a causal model")
+
+
+def test_smoothing_keeps_a_flat_curve_and_damps_noise():
+    import numpy as np
+
+    assert np.allclose(predictor.smoothed(np.full(9, 0.3), 5), 0.3)
+    noisy = np.array([0.0, 1.0] * 5)
+    assert np.ptp(predictor.smoothed(noisy, 5)[2:-2]) < np.ptp(noisy)
