@@ -73,3 +73,32 @@ def test_other_parameters():
 
 def test_rows_within_tolerance_are_accepted():
     assert np.isfinite(ac.aitchison(GOOD * (1 + 5e-7), GOOD))
+
+
+TWO = np.array([0.6, 0.4])
+PAIR_FUNCTIONS = {
+    "aitchison": lambda p, q: ac.aitchison(p, q),
+    "ilr_cosine": lambda p, q: ac.ilr_cosine(p, q),
+    "decompose": lambda p, q: ac.decompose(p, q),
+    "content_distance": lambda p, q: ac.content_distance(p, q),
+    **{name: (lambda p, q, m=m: m(p, q)) for name, m in ac.METRICS.items()},
+}
+
+
+@pytest.mark.parametrize("name", list(PAIR_FUNCTIONS))
+def test_rows_of_different_lengths_give_one_clear_line(name):
+    """The shapes a reader gets wrong: a 3-part row against a 2-part row, and stacks that do not broadcast."""
+    with pytest.raises(ValueError, match="different numbers of parts"):
+        PAIR_FUNCTIONS[name](GOOD, TWO)
+    with pytest.raises(ValueError, match="do not broadcast"):
+        PAIR_FUNCTIONS[name](np.tile(GOOD, (2, 1)), np.tile(GOOD, (3, 1)))
+
+
+def test_scalars_and_unknown_names_are_refused_clearly():
+    with pytest.raises(ValueError, match="at least one part"):
+        ac.entropy(0.5)
+    with pytest.raises(ValueError, match="unknown metric 'jsd'; known: cosine"):
+        ac.get_metric("jsd")
+    with pytest.raises(ValueError, match="unknown convention"):
+        ac.cosine  # noqa: B018  (the function itself is fine)
+        ac.view(GOOD, "dropped")

@@ -6,6 +6,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from ..math.coda import drop_sink
+from ..math.metrics import get_metric
 from ..studies.profiles import disagreeing_transitions
 
 METRIC_COLOURS = {
@@ -15,7 +16,8 @@ METRIC_COLOURS = {
     "hellinger": "#9467bd",
     "content": "#000000",
 }
-METRIC_LABELS = {"cosine": "cosine", "js": "Jensen–Shannon", "euclidean": "Euclidean", "hellinger": "Hellinger / Fisher–Rao", "content": r"$d_A^\perp$"}
+METRIC_LABELS = {name: get_metric(name).label for name in METRIC_COLOURS} | {"hellinger": "Hellinger / Fisher–Rao", "content": r"$d_A^\perp$"}
+"""Legend labels: the metrics table's labels, with Fisher–Rao named beside Hellinger (same verdicts) and d_A^⊥ in TeX."""
 ROW_COLOURS = {"p": "#444444", "q": "#1f77b4", "r": "#d62728"}
 
 

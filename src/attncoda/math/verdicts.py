@@ -22,7 +22,14 @@ _CHUNK_ELEMENTS = 2_000_000
 
 
 def sample_triples(n_heads: int, n_triples: int, rng: np.random.Generator | int) -> np.ndarray:
-    """Draw ``n_triples`` triples of three distinct head indices, uniformly, as an ``(n, 3)`` array."""
+    """Draw ``n_triples`` triples of three distinct head indices, uniformly, as an ``(n, 3)`` array.
+
+    Examples
+    --------
+    >>> t = sample_triples(5, 1000, 0)
+    >>> t.shape, bool((t[:, 0] != t[:, 1]).all() and (t[:, 1] != t[:, 2]).all() and (t[:, 0] != t[:, 2]).all())
+    ((1000, 3), True)
+    """
     if n_heads < 3:
         raise ValueError(f"need at least 3 heads to form a triple, got {n_heads}")
     if n_triples < 1:
@@ -78,6 +85,12 @@ def pairwise(metric: str | RowMetric, rows, convention: str = "keep", sink: Sink
     but Jensen–Shannon), many times faster for hundreds of heads and equal to the
     broadcast values up to rounding (tested to 1e-12). The frozen calibration curves
     were computed with ``broadcast``.
+
+    Examples
+    --------
+    >>> pairwise('euclidean', [[1.0, 0.0], [0.0, 1.0]]).round(4)
+    array([[0.    , 1.4142],
+           [1.4142, 0.    ]])
     """
     m = get_metric(metric)
     x = as_composition(rows, "rows")
@@ -102,7 +115,13 @@ def pairwise(metric: str | RowMetric, rows, convention: str = "keep", sink: Sink
 
 
 def verdict(d_pq, d_pr, larger_is_closer: bool) -> np.ndarray:
-    """Is ``q`` or ``r`` closer to ``p``? ``+1`` q, ``−1`` r, ``0`` an exact tie (from the two distances or similarities)."""
+    """Is ``q`` or ``r`` closer to ``p``? ``+1`` q, ``−1`` r, ``0`` an exact tie (from the two distances or similarities).
+
+    Examples
+    --------
+    >>> verdict(0.2, 0.1, larger_is_closer=False).tolist()  # r is closer
+    -1
+    """
     gap = np.asarray(d_pr) - np.asarray(d_pq)
     return np.sign(-gap if larger_is_closer else gap).astype(np.int8)
 
@@ -128,7 +147,13 @@ class Reversal:
 
 
 def reversal_from_verdicts(metric: str, keep: np.ndarray, drop: np.ndarray) -> Reversal:
-    """Reversal rate between two verdict arrays (ties in either are excluded and counted)."""
+    """Reversal rate between two verdict arrays (ties in either are excluded and counted).
+
+    Examples
+    --------
+    >>> reversal_from_verdicts('cosine', np.array([1, 1, -1, 0]), np.array([1, -1, -1, 1])).rate
+    0.3333333333333333
+    """
     compared = (keep != 0) & (drop != 0)
     n_compared = int(compared.sum())
     n_reversed = int((compared & (keep != drop)).sum())
@@ -149,6 +174,12 @@ def reversal_rates(
 
     ``rows`` is an ``(H, D)`` array of head signatures. Triples are drawn with
     :func:`sample_triples` from ``seed`` unless given.
+
+    Examples
+    --------
+    >>> rates = reversal_rates(np.random.default_rng(0).dirichlet(np.ones(6), 20), ('js', 'content'), n_triples=500)
+    >>> rates['content'].reversed
+    0
     """
     x = as_composition(rows, "rows")
     if triples is None:
@@ -170,5 +201,15 @@ def reversal_rate(
     eps: float = DEFAULT_EPS,
     triples: np.ndarray | None = None,
 ) -> Reversal:
-    """Fraction of head triples whose closer-head verdict under ``metric`` flips between keep and drop."""
+    """Fraction of head triples whose closer-head verdict under ``metric`` flips between keep and drop.
+
+    Examples
+    --------
+    >>> from attncoda.math.synthetic import witness
+    >>> rows = np.array(witness())
+    >>> reversal_rate(rows, 'cosine', triples=np.array([[0, 1, 2]])).reversed  # Theorem 1's witness
+    1
+    >>> reversal_rate(rows, 'content', triples=np.array([[0, 1, 2]])).reversed
+    0
+    """
     return next(iter(reversal_rates(rows, (metric,), sink, n_triples, seed, eps, triples).values()))
