@@ -46,6 +46,7 @@ def measure_signatures(sig, seed: int, n_triples: int = N_TRIPLES, details: bool
         "reversal": reversal_summary(verdicts),
         "probability_path": {
             "signature_sink_mass": signature_sink_mass(probability_rows, sink),
+            "max_log_difference": float(np.max(np.abs(np.log(rows) - np.log(probability_rows)))),
             "reversal": reversal_summary(verdict_table(probability_rows, REVERSAL_METRICS, triples, sink, eps)),
         },
         "eps_sweep": eps_sweep(sweep_tables, sig.zeros, eps),
@@ -83,6 +84,7 @@ def summarize(per_seed: list[dict]) -> dict:
             "signature_sink_mass": mean_sd([e["probability_path"]["signature_sink_mass"] for e in per_seed]),
             "reversal": {m: mean_sd([e["probability_path"]["reversal"][m]["rate"] for e in per_seed]) for m in REVERSAL_METRICS},
         },
+        "path_max_log_difference": max(e["probability_path"]["max_log_difference"] for e in per_seed),
         "collapse_disagreement": mean_sd([e["collapse_disagreement"] for e in per_seed]),
         "eps_bit_identical": all(e["eps_sweep"]["all_identical"] for e in per_seed),
         "eps_exact_zeros": int(sum(e["eps_sweep"]["exact_zeros"] for e in per_seed)),

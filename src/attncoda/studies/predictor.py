@@ -112,6 +112,11 @@ def _curve(curves: dict, spec: dict, metric: str, s: float, alpha: float) -> flo
     return float(np.interp(s, xs, ys))
 
 
+def model_facts(measured: dict) -> dict:
+    """What a v2 domain checks, read from a :func:`attncoda.studies.measurement.measure` result."""
+    return {"causal": measured["protocol"]["causal"], "sink_size": len(measured["sink"]), "length": measured["protocol"]["length"]}
+
+
 def domain_reasons(spec: dict, model: dict | None) -> list[str]:
     """Why a model lies outside the predictor's stated domain (v2); empty inside it, or for v1."""
     domain = spec.get("domain")
