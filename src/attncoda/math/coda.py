@@ -187,16 +187,20 @@ def _log_rows(p, eps: float) -> np.ndarray:
     return np.log(replace_zeros(p, eps))
 
 
-def _log_pair(p, q, eps: float) -> tuple[np.ndarray, np.ndarray]:
-    """Logs of two zero-replaced compositions with the same number of parts (else one clear ValueError)."""
-    lp, lq = _log_rows(p, eps), _log_rows(q, eps)
-    if lp.shape[-1] != lq.shape[-1]:
-        raise ValueError(f"p and q have different numbers of parts ({lp.shape[-1]} and {lq.shape[-1]}); compare rows over the same keys")
+def check_pair(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``a, b`` if their rows have the same number of parts and their leading axes broadcast; else one clear ValueError."""
+    if a.shape[-1] != b.shape[-1]:
+        raise ValueError(f"p and q have different numbers of parts ({a.shape[-1]} and {b.shape[-1]}); compare rows over the same keys")
     try:
-        np.broadcast_shapes(lp.shape, lq.shape)
+        np.broadcast_shapes(a.shape, b.shape)
     except ValueError:
-        raise ValueError(f"p has shape {lp.shape} and q has shape {lq.shape}: their leading axes do not broadcast") from None
-    return lp, lq
+        raise ValueError(f"p has shape {a.shape} and q has shape {b.shape}: their leading axes do not broadcast") from None
+    return a, b
+
+
+def _log_pair(p, q, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """Logs of two zero-replaced compositions, checked by :func:`check_pair`."""
+    return check_pair(_log_rows(p, eps), _log_rows(q, eps))
 
 
 def _centre(lx: np.ndarray) -> np.ndarray:

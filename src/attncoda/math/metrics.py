@@ -11,20 +11,13 @@ from typing import Callable
 
 import numpy as np
 
-from .coda import DEFAULT_EPS, Sink, aitchison, as_composition, content_distance, drop_sink
+from .coda import DEFAULT_EPS, Sink, aitchison, as_composition, check_pair, content_distance, drop_sink
 
 CONVENTIONS = ("keep", "drop")
 
 
 def _pair(p, q):
-    a, b = as_composition(p, "p"), as_composition(q, "q")
-    if a.shape[-1] != b.shape[-1]:
-        raise ValueError(f"p and q have different numbers of parts ({a.shape[-1]} and {b.shape[-1]}); compare rows over the same keys")
-    try:
-        np.broadcast_shapes(a.shape, b.shape)
-    except ValueError:
-        raise ValueError(f"p has shape {a.shape} and q has shape {b.shape}: their leading axes do not broadcast") from None
-    return a, b
+    return check_pair(as_composition(p, "p"), as_composition(q, "q"))
 
 
 def cosine(p, q) -> np.ndarray:
