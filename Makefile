@@ -32,6 +32,7 @@ test: venv test-models
 bench: venv models
 	$(BIN)/python benchmarks/calibration_grid.py
 	$(BIN)/python benchmarks/capture_overhead.py
+	$(BIN)/python benchmarks/head_distances.py
 
 clean:
 	rm -rf _build

@@ -40,7 +40,7 @@ def test_chapter_executes_on_small_profile(key, tmp_path, monkeypatch):
         from tiny_models import save_tiny
 
         monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "cache"))
-        model = str(save_tiny("llama", tmp_path / "tiny-llama"))
+        model = str(save_tiny(chapter.test_family, tmp_path / f"tiny-{chapter.test_family}"))
     out = run_chapter(key, model=model, parameters={"results_dir": str(tmp_path / "results")}, output=tmp_path / f"{key}.ipynb", profile="small", progress=False)
     nb = nbformat.read(out, as_version=4)
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]

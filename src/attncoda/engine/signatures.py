@@ -22,7 +22,6 @@ and carry a hash of their arrays, so a damaged file is detected and recomputed.
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import time
 from dataclasses import dataclass, field
@@ -30,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..base.files import atomic_write_bytes
+from ..base.arrays import load_arrays, save_arrays
 from ..base.paths import cache_dir
 from ..base.protocol import DEFAULT_EPS, EPS_SWEEP
 from ..math.coda import closure, replace_zeros
@@ -236,14 +235,6 @@ def _arrays(sig: Signatures) -> dict[str, np.ndarray]:
     return out
 
 
-def _digest(arrays: dict[str, np.ndarray]) -> str:
-    h = hashlib.sha256()
-    for k in sorted(arrays):
-        h.update(k.encode())
-        h.update(np.ascontiguousarray(arrays[k]).tobytes())
-    return h.hexdigest()
-
-
 def cache_path(meta: dict) -> Path:
     from ..base.paths import slug
 
@@ -251,25 +242,15 @@ def cache_path(meta: dict) -> Path:
 
 
 def save(sig: Signatures, path: Path) -> None:
-    arrays = _arrays(sig)
-    header = {"meta": sig.meta, "timings": sig.timings, "arrays_sha256": _digest(arrays)}
-    buffer = io.BytesIO()
-    np.savez(buffer, header=np.array(json.dumps(header)), **arrays)
-    atomic_write_bytes(path, buffer.getvalue())
+    save_arrays(path, _arrays(sig), {"meta": sig.meta, "timings": sig.timings})
 
 
 def load(path: Path) -> Signatures | None:
     """Read a cached file; None if it is missing, unreadable, or its arrays do not match their hash."""
-    if not path.exists():
+    found = load_arrays(path)
+    if found is None:
         return None
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            header = json.loads(str(z["header"]))
-            arrays = {k: z[k] for k in z.files if k != "header"}
-    except Exception:  # any damage to the file means: recompute
-        return None
-    if _digest(arrays) != header.get("arrays_sha256"):
-        return None
+    header, arrays = found
     meta = header["meta"]
     aitchison = {float(e): arrays[f"aitchison_{float(e):g}"] for e in meta["eps_values"]}
     stats = {k: arrays[f"stat_{k}"] for k in STATISTICS}

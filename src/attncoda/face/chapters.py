@@ -23,6 +23,7 @@ class Chapter:
     per_model: bool = False
     default_model: str = "synthetic"
     small: dict = field(default_factory=dict)
+    test_family: str = "llama"  # the tiny architecture the notebook test passes as --model
 
 
 CHAPTERS: dict[str, Chapter] = {
@@ -47,6 +48,15 @@ CHAPTERS: dict[str, Chapter] = {
             per_model=True,
             default_model="defaults",
             small={"seeds": [0], "n": 4, "length": 24, "n_triples": 2000, "batch_size": 2},
+        ),
+        Chapter(
+            "clustering",
+            "05_clustering",
+            "Head clustering",
+            per_model=True,
+            default_model="encoders",
+            small={"n": 4, "length": 24, "batch_size": 2, "signature_n": 4},
+            test_family="bert",
         ),
         Chapter("reproducibility", "09_reproducibility", "Reproducibility"),
     )

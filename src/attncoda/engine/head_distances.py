@@ -1,0 +1,173 @@
+"""Clark-style head distances of a bidirectional model, computed in one streaming pass (MATH.md section 9).
+
+The distance between two heads is the mean, over windows and query tokens, of a row
+metric between their rows at the same position, on the full ``L``-key support, with
+the sink kept or dropped (``𝒞(p_C)``). All layers of one batch of windows are held
+at once (their heads are compared across layers); only ``(heads, heads)``
+accumulators outlive the batch. Rows come from the float64 log-softmax of the
+scores, so ``d_A^⊥`` needs no ε.
+
+Also kept: each head's mean attention to every key position (for the [CLS]-, [SEP]-
+and sink-head sets). Results are cached like signatures.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..base.arrays import load_arrays, save_arrays
+from ..base.paths import cache_dir, slug
+from ..math.pairdist import PAIR_METRICS, pair_distance_sums
+
+PROTOCOL = "clark-1"
+CONVENTIONS = ("keep", "drop")
+
+
+@dataclass
+class HeadDistances:
+    """Mean head-to-head distances ``(heads, heads)`` per metric and convention, and mean attention per key ``(heads, L)``."""
+
+    meta: dict
+    distances: dict[str, dict[str, np.ndarray]]
+    key_attention: np.ndarray
+
+    @property
+    def heads(self) -> int:
+        return self.key_attention.shape[0]
+
+
+class HeadDistanceAccumulator:
+    """Collects one batch's layers, then adds every head pair's distances at every position."""
+
+    def __init__(self, layers: int, heads: int, length: int, sink: tuple[int, ...]):
+        self.layers, self.length = layers, length
+        self.content = np.setdiff1d(np.arange(length), sink)
+        size = layers * heads
+        self.sums = {m: {c: np.zeros((size, size)) for c in CONVENTIONS} for m in PAIR_METRICS}
+        self.key_sums = np.zeros((size, length))
+        self.positions = 0
+        self.pending: dict[int, np.ndarray] = {}
+
+    def update(self, layer: int, weights, log_weights=None) -> None:
+        """Keep one layer's float64 log-probabilities ``(batch, heads, L, L)`` until :meth:`flush`."""
+        logs = log_weights.cpu().numpy() if log_weights is not None else np.log(weights.cpu().numpy().astype(np.float64))
+        self.pending[layer] = logs
+
+    def flush(self) -> None:
+        """Add the batch held so far (every layer must have arrived)."""
+        if sorted(self.pending) != list(range(self.layers)):
+            raise RuntimeError(f"attention arrived for layers {sorted(self.pending)}, expected all {self.layers}")
+        logs = np.stack([self.pending[i] for i in range(self.layers)], axis=1)  # (batch, layers, heads, L, L)
+        self.pending.clear()
+        b, layers, heads, q, k = logs.shape
+        logs = logs.transpose(0, 3, 1, 2, 4).reshape(b * q, layers * heads, k)  # (positions, all heads, keys)
+        keep = np.exp(logs)
+        keep /= keep.sum(axis=-1, keepdims=True)
+        content = keep[..., self.content]
+        drop = content / content.sum(axis=-1, keepdims=True)
+        clr = logs[..., self.content] - logs[..., self.content].mean(axis=-1, keepdims=True)
+        for metric in PAIR_METRICS:
+            if metric == "content":
+                total = pair_distance_sums(clr, "content")
+                self.sums[metric]["keep"] += total
+                self.sums[metric]["drop"] += total  # one code path for both conventions: d_A^⊥ ignores the sink
+            else:
+                self.sums[metric]["keep"] += pair_distance_sums(keep, metric)
+                self.sums[metric]["drop"] += pair_distance_sums(drop, metric)
+        self.key_sums += keep.sum(axis=0)
+        self.positions += keep.shape[0]
+
+    def finish(self, meta: dict) -> HeadDistances:
+        if self.positions == 0:
+            raise RuntimeError("no attention was captured")
+        distances = {m: {c: v / self.positions for c, v in per.items()} for m, per in self.sums.items()}
+        return HeadDistances(meta={**meta, "positions": int(self.positions)}, distances=distances, key_attention=self.key_sums / self.positions)
+
+
+KEY_FIELDS = ("model", "weights_sha256", "corpus", "split", "n", "length", "seed", "batch_size", "protocol")
+
+
+def cache_path(meta: dict) -> Path:
+    key = hashlib.sha256(json.dumps({k: meta[k] for k in KEY_FIELDS}, sort_keys=True).encode()).hexdigest()
+    return cache_dir() / "head_distances" / slug(meta["model"]) / f"{key[:24]}.npz"
+
+
+def _save(result: HeadDistances, path: Path) -> None:
+    arrays = {f"{m}_{c}": v for m, per in result.distances.items() for c, v in per.items()}
+    arrays["key_attention"] = result.key_attention
+    save_arrays(path, arrays, {"meta": result.meta})
+
+
+def _load(path: Path) -> HeadDistances | None:
+    found = load_arrays(path)
+    if found is None:
+        return None
+    header, arrays = found
+    distances = {m: {c: arrays[f"{m}_{c}"] for c in CONVENTIONS} for m in PAIR_METRICS}
+    return HeadDistances(meta=header["meta"], distances=distances, key_attention=arrays["key_attention"])
+
+
+def compute(loaded, n: int, length: int, seed: int, corpus: str = "wikipedia", split: str = "sample", batch_size: int = 4,
+            progress: bool = False) -> HeadDistances:
+    """One pass of the model over ``n`` windows, accumulating head distances with the model's default sink set."""
+    import torch
+
+    from .capture import capture_attention
+    from .corpus import text_windows
+    from .signatures import sink_positions
+
+    info = loaded.info
+    if info.causal or info.vision:
+        raise ValueError(f"{info.name} is {'causal' if info.causal else 'a vision model'}; Clark-style head distances here are for text encoders "
+                         "(every query row spans all keys). Pass a BERT-family model")
+    started = time.perf_counter()
+    ids, layout = text_windows(loaded.processor, n, length, seed, corpus, split)
+    sink = sink_positions(info.default_sink, length, len(layout.prefix), len(layout.suffix))
+    acc = HeadDistanceAccumulator(info.layers, info.heads, length, sink)
+    batches = range(0, n, batch_size)
+    if progress:
+        from tqdm.auto import tqdm
+
+        batches = tqdm(batches, desc=f"head distances {info.name}", unit="batch")
+    ids = torch.as_tensor(ids)
+    with torch.inference_mode(), capture_attention(loaded.backbone, acc.update):
+        for start in batches:
+            batch = ids[start : start + batch_size]
+            loaded.backbone(input_ids=batch, attention_mask=torch.ones_like(batch))
+            acc.flush()
+    meta = {"model": info.name, "weights_sha256": info.weights_sha256, "corpus": corpus, "split": split, "n": int(n), "length": int(length),
+            "seed": int(seed), "batch_size": int(batch_size), "protocol": PROTOCOL, "model_info": info.as_dict(), "sink": list(sink),
+            "cls": 0, "sep": [int(i) for i in range(length - len(layout.suffix), length)], "layers": info.layers, "heads_per_layer": info.heads,
+            "compute_s": time.perf_counter() - started}
+    return acc.finish(meta)
+
+
+def head_distances(model: str, n: int = 32, length: int = 128, seed: int = 0, corpus: str = "wikipedia", batch_size: int = 4,
+                   progress: bool = False, refresh: bool = False) -> HeadDistances:
+    """Clark-style head distances of ``model`` from the cache, or computed once (loading the model) and cached atomically."""
+    from .models import load_model, resolve
+    from .signatures import _identity_without_loading
+
+    def meta_for(sha: str) -> dict:
+        return {"model": model, "weights_sha256": sha, "corpus": corpus, "split": "sample", "n": int(n), "length": int(length),
+                "seed": int(seed), "batch_size": int(batch_size), "protocol": PROTOCOL}
+
+    ref = resolve(model)
+    identity = _identity_without_loading(ref)
+    if identity is not None and not refresh:
+        cached = _load(cache_path(meta_for(identity[0])))
+        if cached is not None:
+            return cached
+    loaded = load_model(model, ref)
+    path = cache_path(meta_for(loaded.info.weights_sha256))
+    cached = None if refresh else _load(path)
+    if cached is None:
+        cached = compute(loaded, n, length, seed, corpus, "sample", batch_size, progress)
+        _save(cached, path)
+    return cached

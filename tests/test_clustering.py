@@ -1,0 +1,101 @@
+"""Clark-style head distances: the streaming kernels equal the plain all-rows computation; the clustering study."""
+
+import numpy as np
+import pytest
+import torch
+
+import attncoda as ac
+from attncoda.base.errors import ModelError
+from attncoda.math.pairdist import pair_distance_sums
+from attncoda.studies import clustering
+
+NAIVE = {
+    "js": ac.jensen_shannon,
+    "cosine": lambda a, b: 1.0 - ac.cosine(a, b),
+    "euclidean": ac.euclidean,
+}
+
+
+@pytest.mark.parametrize("metric", list(NAIVE))
+def test_pair_sums_equal_the_metric_on_every_pair(metric):
+    rng = np.random.default_rng(3)
+    rows = rng.dirichlet(np.full(20, 0.3), (7, 9))
+    rows[0, 0, :5] = 0.0  # exact zeros are fine for these metrics
+    rows[0, 0] /= rows[0, 0].sum()
+    expected = NAIVE[metric](rows[:, :, None, :], rows[:, None, :, :]).sum(axis=0)
+    np.fill_diagonal(expected, 0.0)
+    np.testing.assert_allclose(pair_distance_sums(rows, metric), expected, rtol=1e-10, atol=1e-12)
+
+
+def test_content_pair_sums_are_the_content_distance():
+    rng = np.random.default_rng(4)
+    rows = rng.dirichlet(np.full(12, 0.5), (5, 6))
+    logs = np.log(rows[..., 1:])
+    clr = logs - logs.mean(axis=-1, keepdims=True)
+    expected = ac.content_distance(rows[:, :, None, :], rows[:, None, :, :]).sum(axis=0)
+    np.testing.assert_allclose(pair_distance_sums(clr, "content"), expected, rtol=1e-10, atol=1e-10)
+
+
+def test_bad_metric_or_shape_is_one_line():
+    with pytest.raises(ValueError, match="unknown head metric"):
+        pair_distance_sums(np.ones((1, 2, 2)) / 2, "hellinger")
+    with pytest.raises(ValueError, match="positions, heads, D"):
+        pair_distance_sums(np.ones((2, 2)) / 2, "js")
+
+
+@pytest.fixture(scope="module")
+def tiny_bert(tmp_path_factory):
+    from tiny_models import save_tiny
+
+    return save_tiny("bert", tmp_path_factory.mktemp("bert") / "tiny-bert")
+
+
+def test_streamed_head_distances_equal_the_all_rows_computation(tiny_bert, tmp_path, monkeypatch):
+    from attncoda.engine.corpus import text_windows
+    from attncoda.engine.head_distances import head_distances
+    from attncoda.engine.models import load_model
+
+    monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "cache"))
+    n, length = 4, 24
+    hd = head_distances(str(tiny_bert), n=n, length=length, seed=0, batch_size=3)  # batches of 3 and 1
+    loaded = load_model(str(tiny_bert))
+    ids, _ = text_windows(loaded.processor, n, length, 0)
+    with torch.inference_mode():
+        att = torch.stack(loaded.backbone(input_ids=torch.as_tensor(ids), output_attentions=True).attentions, 1)  # (n, layers, heads, L, L)
+    rows = att.double().numpy().transpose(0, 3, 1, 2, 4).reshape(n * length, -1, length)
+    rows /= rows.sum(axis=-1, keepdims=True)
+    sink = tuple(hd.meta["sink"])
+    for metric, f in NAIVE.items():
+        for conv in ("keep", "drop"):
+            v = ac.view(rows, conv, sink)
+            expected = f(v[:, :, None, :], v[:, None, :, :]).mean(axis=0)
+            np.fill_diagonal(expected, 0.0)
+            np.testing.assert_allclose(hd.distances[metric][conv], expected, rtol=1e-5, atol=1e-7)
+    assert np.array_equal(hd.distances["content"]["keep"], hd.distances["content"]["drop"])
+    expected = ac.content_distance(rows[:, :, None, :], rows[:, None, :, :], sink).mean(axis=0)
+    np.testing.assert_allclose(hd.distances["content"]["keep"], expected, rtol=1e-4)
+    np.testing.assert_allclose(hd.key_attention, rows.mean(axis=0), rtol=1e-5, atol=1e-7)
+    again = head_distances(str(tiny_bert), n=n, length=length, seed=0, batch_size=3)
+    assert all(np.array_equal(again.distances[m][c], hd.distances[m][c]) for m in NAIVE for c in ("keep", "drop")), "cached copy differs"
+
+
+def test_a_causal_model_is_refused_in_one_line(tmp_path, monkeypatch):
+    from tiny_models import save_tiny
+
+    from attncoda.engine.head_distances import head_distances
+
+    monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "cache"))
+    folder = save_tiny("llama", tmp_path / "tiny-llama")
+    with pytest.raises(ValueError, match="causal; Clark-style head distances here are for text encoders"):
+        head_distances(str(folder), n=2, length=16)
+
+
+def test_table9_content_taxonomy_is_the_same_under_both_conventions():
+    rng = np.random.default_rng(0)
+    x = rng.random((12, 3))
+    d = np.sqrt(((x[:, None] - x[None]) ** 2).sum(-1))
+    distances = {m: {"keep": d, "drop": d if m == "content" else d[::-1, ::-1]} for m in clustering.CLUSTER_METRICS}
+    att = rng.dirichlet(np.ones(5), 12)
+    rows = clustering.table9(distances, clustering.head_sets(att, 0, [4], threshold=0.3))
+    assert all(r["content_cross_ari"] == 1.0 for r in rows)
+    assert all(0 < r["js_largest_keep"] <= 1 for r in rows)
