@@ -33,6 +33,7 @@ bench: venv models
 	$(BIN)/python benchmarks/calibration_grid.py
 	$(BIN)/python benchmarks/capture_overhead.py
 	$(BIN)/python benchmarks/head_distances.py
+	$(BIN)/python benchmarks/perplexity.py
 
 clean:
 	rm -rf _build

@@ -109,3 +109,14 @@ def save_tiny_gguf(path: Path) -> Path:
     writer.add_tensor("output.weight", w(n_vocab, d))
     writer.write_header_to_file(); writer.write_kv_data_to_file(); writer.write_tensors_to_file(); writer.close()
     return Path(path)
+
+
+def save_tiny_masked_lm(folder: Path) -> Path:
+    """A tiny random BERT with its masked-LM head (so it has a pseudo-perplexity)."""
+    folder = Path(folder)
+    torch.manual_seed(0)
+    tokenizer = _tokenizer("bert")
+    model = tf.BertForMaskedLM(config("bert", vocab=len(tokenizer)))
+    tokenizer.save_pretrained(folder)
+    model.save_pretrained(folder)
+    return folder

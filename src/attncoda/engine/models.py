@@ -54,6 +54,11 @@ class LoadedModel:
     processor: object  # tokenizer, or image processor for vision models
 
     @property
+    def has_lm_head(self) -> bool:
+        """Whether the loaded model carries its language-modelling head (causal or masked)."""
+        return type(self.model).__name__.endswith(("ForCausalLM", "ForMaskedLM"))
+
+    @property
     def backbone(self):
         """The model without its task head (no vocabulary-sized logits)."""
         return getattr(self.model, "base_model", self.model)
@@ -156,7 +161,8 @@ def _from_pretrained(target: str, causal_hint: bool | None, revision: str | None
         model = tf.AutoModel.from_pretrained(target, **kwargs)
     else:
         processor = tf.AutoTokenizer.from_pretrained(target, revision=revision, local_files_only=local_only)
-        auto = tf.AutoModelForCausalLM if causal else tf.AutoModel
+        masked_lm = any(a.endswith("ForMaskedLM") for a in (getattr(config, "architectures", None) or []))
+        auto = tf.AutoModelForCausalLM if causal else (tf.AutoModelForMaskedLM if masked_lm else tf.AutoModel)
         model = auto.from_pretrained(target, **kwargs)
     model.eval()
     return model, processor, config, causal, vision

@@ -58,6 +58,14 @@ CHAPTERS: dict[str, Chapter] = {
             small={"n": 4, "length": 24, "batch_size": 2, "signature_n": 4},
             test_family="bert",
         ),
+        Chapter(
+            "pruning",
+            "06_pruning",
+            "Pruning heads",
+            per_model=True,
+            default_model="causal",
+            small={"seeds": [0, 1], "random_draws": 2, "random_draws_smallest": 2, "n_windows": 2, "length": 24, "signature_n": 4},
+        ),
         Chapter("reproducibility", "09_reproducibility", "Reproducibility"),
     )
 }

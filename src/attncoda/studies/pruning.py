@@ -1,0 +1,183 @@
+"""Which heads to prune: same-layer keep-one selection by a signature distance (MATH.md section 10; Tables 8, 10, 11).
+
+Heads are indexed layer-major (``index = layer · heads + head``). Every function takes
+signatures (``(layers·heads, L)`` rows) or distance matrices, never a model.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..base.protocol import DEFAULT_EPS, PRUNE_SHARE, TEMPERATURES
+from ..math import coda
+from .redundancy import TEMPER_EPS
+from .reversal import distances
+
+SELECTION_METRICS = {"js": ("js", "drop"), "content": ("content", "keep"), "aitchison": ("aitchison", "keep")}
+"""Selection metric → (row metric, convention): JS′ is dropped-row JS; d_A^⊥ is the same under both; total d_A keeps the sink."""
+
+
+def nearest_in_layer(dist: np.ndarray, layers: int, heads: int) -> tuple[np.ndarray, np.ndarray]:
+    """For each head: the distance to, and index of, the nearest other head of its own layer.
+
+    Examples
+    --------
+    >>> d = np.array([[0, 1, 5, 5], [1, 0, 5, 5], [5, 5, 0, 2], [5, 5, 2, 0]], float)
+    >>> values, nearest = nearest_in_layer(d, 2, 2)
+    >>> values.tolist(), nearest.tolist()
+    ([1.0, 1.0, 2.0, 2.0], [1, 0, 3, 2])
+    """
+    values, nearest = np.empty(layers * heads), np.empty(layers * heads, dtype=np.int64)
+    for layer in range(layers):
+        lo = layer * heads
+        block = dist[lo : lo + heads, lo : lo + heads].copy()
+        np.fill_diagonal(block, np.inf)
+        nearest[lo : lo + heads] = lo + block.argmin(axis=1)
+        values[lo : lo + heads] = block.min(axis=1)
+    return values, nearest
+
+
+def target_count(sparsity: float, total: int) -> int:
+    """Number of heads a sparsity prunes: ``round(sparsity · total)``."""
+    if not 0 < sparsity < 1:
+        raise ValueError(f"sparsity must lie strictly between 0 and 1, got {sparsity}")
+    return int(round(sparsity * total))
+
+
+def keep_one_selection(dist: np.ndarray, layers: int, heads: int, sparsity: float) -> list[int]:
+    """Same-layer keep-one pruning: walk heads from most to least redundant (smallest distance to their
+    layer's nearest other head first); prune a head only while that nearest head is still kept and its
+    layer keeps at least one head, until ``sparsity`` of all heads are pruned (or no head qualifies).
+
+    Examples
+    --------
+    >>> d = np.array([[0, 1, 5, 5], [1, 0, 5, 5], [5, 5, 0, 2], [5, 5, 2, 0]], float)
+    >>> keep_one_selection(d, 2, 2, 0.5)  # one head of each pair; never both heads of a layer
+    [0, 2]
+    """
+    values, nearest = nearest_in_layer(dist, layers, heads)
+    want = target_count(sparsity, layers * heads)
+    pruned: set[int] = set()
+    left = np.full(layers, heads)
+    for h in np.argsort(values, kind="stable"):
+        if len(pruned) == want:
+            break
+        layer = h // heads
+        if nearest[h] not in pruned and left[layer] > 1:
+            pruned.add(int(h))
+            left[layer] -= 1
+    return sorted(pruned)
+
+
+def random_selection(rng: np.random.Generator, layers: int, heads: int, count: int) -> list[int]:
+    """``count`` heads drawn uniformly at random, redrawn until every layer keeps at least one head."""
+    if count > layers * (heads - 1):
+        raise ValueError(f"cannot prune {count} heads and keep one in each of {layers} layers of {heads}")
+    while True:
+        chosen = rng.choice(layers * heads, size=count, replace=False)
+        if np.all(np.bincount(chosen // heads, minlength=layers) < heads):
+            return sorted(int(i) for i in chosen)
+
+
+def selection_distances(rows: np.ndarray, metric: str, sink, eps: float = DEFAULT_EPS) -> np.ndarray:
+    """The signature distance matrix a selection metric prunes by (see :data:`SELECTION_METRICS`)."""
+    name, convention = SELECTION_METRICS[metric]
+    return distances(name, rows, convention, sink, eps)
+
+
+def prune_set(rows: np.ndarray, layers: int, heads: int, metric: str, sparsity: float, sink, eps: float = DEFAULT_EPS) -> list[int]:
+    """The keep-one prune set of a selection metric at one sparsity."""
+    return keep_one_selection(selection_distances(rows, metric, sink, eps), layers, heads, sparsity)
+
+
+def overlap(a, b) -> float:
+    """Share of the first set that the second keeps: ``|a ∩ b| / |a|`` (1 for two empty sets)."""
+    a, b = set(a), set(b)
+    return len(a & b) / len(a) if a else 1.0
+
+
+def prune_set_stakes(rows: np.ndarray, layers: int, heads: int, sink, alternative, share: float = PRUNE_SHARE,
+                     temperatures=TEMPERATURES) -> dict:
+    """Table 8's stakes for pruning: the ``share`` keep-one prune set's retention under each logit temperature,
+    and its overlap between the default and an alternative sink set, for JS′ and ``d_A^⊥``."""
+    out = {}
+    for metric in ("js", "content"):
+        base = prune_set(rows, layers, heads, metric, share, sink, TEMPER_EPS)
+        tempered = [overlap(base, prune_set(coda.temper(rows, tau), layers, heads, metric, share, sink, TEMPER_EPS)) for tau in temperatures]
+        other = prune_set(rows, layers, heads, metric, share, alternative, TEMPER_EPS)
+        out[metric] = {"temperatures": list(temperatures), "retention": tempered, "retention_min": min(tempered), "sink_set_overlap": overlap(base, other)}
+    return out
+
+
+def percentile_in(value: float, draws) -> float:
+    """Percent of random draws at or below ``value`` (lower perplexity is better: a small percentile beats chance).
+
+    Examples
+    --------
+    >>> percentile_in(30.0, [10, 20, 40, 50])
+    50.0
+    """
+    draws = np.asarray(draws, dtype=float)
+    return float(100 * np.mean(draws <= value))
+
+
+def sweep(model: str, seeds=(0, 1, 2), sparsities=None, metrics=tuple(SELECTION_METRICS), random_draws: int = 5, n_windows: int = 32,
+          length: int = 128, signature_n: int = 64, progress: bool = False) -> dict:
+    """Tables 10-11 for one model: base perplexity, each selection metric's prune sets and perplexities per seed
+    and sparsity, and ``random_draws`` random prune sets per sparsity; plus Table 8's prune-set stakes (seed 0).
+
+    Every perplexity is cached (see :mod:`attncoda.engine.perplexity`), so a rerun or an interrupted sweep resumes.
+    """
+    from ..base.protocol import SPARSITIES
+    from ..engine.models import load_model, resolve
+    from ..engine.perplexity import heldout_windows, perplexity
+    from ..engine.signatures import signature_sets
+
+    sparsities = tuple(sparsities or SPARSITIES)
+    started = time.perf_counter()
+    sigs = signature_sets(model, tuple(seeds), n=signature_n, length=length)
+    layers, heads, _ = sigs[0].shape
+    loaded = load_model(model, resolve(model))
+    ids = heldout_windows(loaded.processor, n_windows, length)
+
+    def ppl(flat, label):
+        pairs = [(i // heads, i % heads) for i in flat]
+        return perplexity(loaded, ids, pairs, progress=label if progress else None)
+
+    base = ppl([], "base")
+    selections = []
+    for seed, sig in zip(seeds, sigs):
+        rows = sig.heads()
+        for metric in metrics:
+            dist = selection_distances(rows, metric, sig.sink())
+            for sparsity in sparsities:
+                chosen = keep_one_selection(dist, layers, heads, sparsity)
+                selections.append({"seed": seed, "metric": metric, "sparsity": sparsity, "heads": chosen, **ppl(chosen, f"{metric} {sparsity:g} seed {seed}")})
+    randoms = []
+    for j, sparsity in enumerate(sparsities):
+        rng = np.random.default_rng([12345, j])
+        for draw in range(random_draws):
+            chosen = random_selection(rng, layers, heads, target_count(sparsity, layers * heads))
+            randoms.append({"draw": draw, "sparsity": sparsity, "heads": chosen, **ppl(chosen, f"random {sparsity:g} #{draw}")})
+    first = sigs[0]
+    stakes = prune_set_stakes(first.heads(), layers, heads, first.sink(), first.sink(first.alternative_sink))
+    return {"model": model, "model_info": loaded.info.as_dict(), "layers": layers, "heads": heads, "seeds": list(seeds), "sparsities": list(sparsities),
+            "heldout": {"windows": n_windows, "length": length, "tokens": base["tokens"], "kind": base["kind"]},
+            "base": base, "selections": selections, "random": randoms, "stakes": {**stakes, "alternative_sink": first.alternative_sink},
+            "wall_time_s": time.perf_counter() - started}
+
+
+def summary_table(result: dict) -> list[dict]:
+    """Per metric and sparsity: mean ± sd perplexity over seeds, the random draws' median, and the metric's percentile among them."""
+    out = []
+    for sparsity in result["sparsities"]:
+        draws = [r["perplexity"] for r in result["random"] if r["sparsity"] == sparsity]
+        for metric in sorted({s["metric"] for s in result["selections"]}):
+            values = [s["perplexity"] for s in result["selections"] if s["metric"] == metric and s["sparsity"] == sparsity]
+            mean = float(np.mean(values))
+            out.append({"sparsity": sparsity, "metric": metric, "mean": mean, "sd": float(np.std(values, ddof=1)) if len(values) > 1 else 0.0,
+                        "random_median": float(np.median(draws)) if draws else float("nan"), "random_min": float(min(draws)) if draws else float("nan"),
+                        "random_max": float(max(draws)) if draws else float("nan"), "percentile": percentile_in(mean, draws) if draws else float("nan")})
+    return out
