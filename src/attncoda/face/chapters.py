@@ -121,6 +121,9 @@ def run_chapter(
     source = root / "notebooks" / f"{chapter.notebook}.ipynb"
     if not source.exists():
         raise ChapterError(f"{source} is missing; run from the project folder or set ATTNCODA_HOME")
+    from .parameters import check_parameters
+
+    check_parameters(chapter.key, source, {k: v for k, v in params.items() if k != "model"})
     target = Path(output) if output else default_output(chapter, model)
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f".{target.stem}.part.ipynb")

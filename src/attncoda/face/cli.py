@@ -21,6 +21,25 @@ def parse_value(text: str):
         return text
 
 
+def non_negative(text: str) -> int:
+    """An argparse type: a whole number that is not negative."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative; use 0 or more")
+    return value
+
+
+def positive(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    value = non_negative(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="attncoda", description="Attention rows as compositional data: run the book's chapters.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -43,11 +62,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     sig = sub.add_parser("signatures", help="compute (or reuse cached) per-head signatures for a model")
     sig.add_argument("--model", required=True, help="a short name, a Hugging Face id[@revision], a local folder or a .gguf file")
-    sig.add_argument("--seed", type=int, default=0)
-    sig.add_argument("--n", type=int, default=64, help="number of windows")
-    sig.add_argument("--length", type=int, default=128, help="tokens per window (L)")
+    sig.add_argument("--seed", type=non_negative, default=0)
+    sig.add_argument("--n", type=positive, default=64, help="number of windows")
+    sig.add_argument("--length", type=positive, default=128, help="tokens per window (L)")
     sig.add_argument("--corpus", choices=("wikipedia", "shakespeare"), default="wikipedia")
-    sig.add_argument("--batch-size", type=int, default=8)
+    sig.add_argument("--batch-size", type=positive, default=8)
     sig.add_argument("--refresh", action="store_true", help="recompute even if a cached copy exists")
     return parser
 
