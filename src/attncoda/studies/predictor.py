@@ -126,7 +126,7 @@ def domain_reasons(spec: dict, model: dict | None) -> list[str]:
     if domain["causal"] and not model["causal"]:
         reasons.append("not a causal model (its signatures average every row of every window, not the last row)")
     if model["sink_size"] != domain["sink_size"]:
-        reasons.append(f"its sink set has {model['sink_size']} keys, the calibration one")
+        reasons.append(f"its sink set has {model['sink_size']} keys; the calibration used one")
     lo, hi = domain["support_range"]
     if not lo <= model["length"] <= hi:
         reasons.append(f"its rows have {model['length']} keys, outside the calibrated {lo}-{hi}")

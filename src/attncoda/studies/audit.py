@@ -1,0 +1,175 @@
+"""``attncoda audit``: is my convention safe for this model? One page from a model's signatures, no notebook.
+
+It reports where the sink actually is (the key positions that take the most attention), the row and
+signature sink mass, the keep-vs-drop reversal rate of the reader's metric with its uncertainty, the
+frozen v2 predictor's prediction and whether the model lies in its domain, the layer-wise collapse
+disagreement, the ε-sweep status, and a recommendation computed from those numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+
+from ..base.protocol import DEFAULT_EPS, N_TRIPLES
+from ..math.metrics import get_metric
+from ..math.verdicts import closer_verdicts, reversal_from_verdicts, sample_triples
+from .profiles import collapse_disagreement, layer_profile
+from .reversal import distances, eps_sweep, signature_sink_mass, verdict_table
+
+T_95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
+"""Two-sided 95 % Student t quantiles by degrees of freedom (more seeds: 1.96 is used)."""
+
+
+def parse_sink(text: str | None, sig) -> tuple[str, tuple[int, ...]]:
+    """A sink set named on the command line: ``first``, ``bos``, ``cls_sep``, ``first4``, ``cls`` or key indices ``0,1,2,3``.
+
+    ``None`` is the model's default. ``bos`` is key 0, and only when the tokenizer prepended a BOS token.
+    """
+    if text is None:
+        return sig.meta["default_sink"], sig.sink()
+    if text == "bos":
+        if not sig.meta["layout"]["bos_prepended"]:
+            raise ValueError("this model's tokenizer prepends no BOS token, so there is no BOS sink; use --sink first (key 0 is an ordinary token)")
+        return "bos", (0,)
+    if text in sig.meta["sink_sets"]:
+        return text, sig.sink(text)
+    from ..engine.signatures import sink_positions
+
+    length = sig.shape[-1]
+    if text in ("first", "first4", "cls", "cls_sep"):
+        return text, sink_positions(text, length, sig.meta["layout"]["prefix_tokens"], sig.meta["layout"]["suffix_tokens"])
+    try:
+        keys = tuple(int(t) for t in text.split(","))
+    except ValueError:
+        raise ValueError(f"unknown sink set {text!r}; use first, bos, first4, cls, cls_sep or key indices such as 0,1,2,3") from None
+    if any(not 0 <= k < length for k in keys):
+        raise ValueError(f"sink keys {text} must lie in 0..{length - 1}")
+    return "keys " + text, keys
+
+
+def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval of a proportion.
+
+    Examples
+    --------
+    >>> [round(x, 3) for x in wilson(50, 100)]
+    [0.404, 0.596]
+    """
+    if trials == 0:
+        return float("nan"), float("nan")
+    p = successes / trials
+    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def sink_location(sig, top: int = 5) -> list[dict]:
+    """The key positions with the largest mean attention (arithmetic-mean signatures, averaged over heads)."""
+    mean = sig.heads("arithmetic").mean(axis=0)
+    order = np.argsort(mean)[::-1][:top]
+    return [{"key": int(k), "mean_attention": float(mean[k])} for k in order]
+
+
+def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_TRIPLES, curves=None, spec=None) -> dict:
+    """The audit of one model from its signatures (one per seed)."""
+    from . import predictor
+
+    m = get_metric(metric)
+    first = sigs[0]
+    sink_name, keys = parse_sink(sink, first)
+    per_seed = []
+    for seed, sig in enumerate(sigs):
+        rows = sig.heads()
+        triples = sample_triples(len(rows), n_triples, sig.meta["seed"])
+        v = [closer_verdicts(distances(m, rows, conv, keys, DEFAULT_EPS), triples, m.larger_is_closer) for conv in ("keep", "drop")]
+        rev = reversal_from_verdicts(m.name, *v)
+        tables = {e: verdict_table(sig.heads("aitchison", e), (m.name,), triples, keys, e) for e in sig.meta["eps_values"]}
+        profile = layer_profile(sig)
+        per_seed.append({"seed": sig.meta["seed"], "reversal": rev.as_dict(), "signature_sink_mass": signature_sink_mass(rows, keys),
+                         "row_sink_mass": sig.row_mean("sink_mass"), "eps_sweep": eps_sweep(tables, sig.zeros, DEFAULT_EPS),
+                         "collapse_disagreement": collapse_disagreement(profile["entropy"], profile["content_entropy"])})
+    rates = [s["reversal"]["rate"] for s in per_seed]
+    mean = float(np.mean(rates))
+    if len(rates) > 1:
+        half = T_95.get(len(rates) - 1, 1.96) * float(np.std(rates, ddof=1)) / math.sqrt(len(rates))
+        interval, interval_kind = (mean - half, mean + half), f"95 % t-interval over {len(rates)} seeds (text and triples resampled)"
+    else:
+        interval = wilson(per_seed[0]["reversal"]["reversed"], per_seed[0]["reversal"]["compared"])
+        interval_kind = "95 % Wilson interval over the sampled triples of one seed (text not resampled: rerun with more seeds for the full uncertainty)"
+    s_sig = float(np.mean([s["signature_sink_mass"] for s in per_seed]))
+    facts = {"causal": bool(first.meta["causal"]), "sink_size": len(keys), "length": int(first.shape[-1])}
+    prediction = None
+    if curves is not None and spec is not None and m.name in spec["metrics"]:
+        pred = predictor.predict(curves, spec, s_sig, facts)
+        prediction = {"version": spec["version"], "predicted": pred["predicted"][m.name], "abstain": pred["abstain"], "reasons": pred["reasons"],
+                      "deviation_points": 100 * (mean - pred["predicted"][m.name]),
+                      "within_tolerance": abs(100 * (mean - pred["predicted"][m.name])) <= spec["tolerance_points"]}
+    report = {
+        "model": first.meta["model"], "architecture": first.meta["model_info"]["architecture"], "causal": facts["causal"],
+        "heads": int(np.prod(first.shape[:2])), "length": facts["length"], "windows_per_seed": first.meta["n"], "seeds": [s["seed"] for s in per_seed],
+        "signature_kind": first.default_kind, "metric": m.name, "metric_label": m.label, "sink": {"name": sink_name, "keys": list(keys)},
+        "bos_prepended": bool(first.meta["layout"]["bos_prepended"]), "top_keys": sink_location(first),
+        "row_sink_mass": float(np.mean([s["row_sink_mass"] for s in per_seed])), "signature_sink_mass": s_sig,
+        "reversal": {"rate": mean, "interval": list(interval), "interval_kind": interval_kind, "per_seed": rates,
+                     "compared": int(sum(s["reversal"]["compared"] for s in per_seed))},
+        "prediction": prediction,
+        "collapse_disagreement": float(np.mean([s["collapse_disagreement"] for s in per_seed])),
+        "eps_sweep": {"bit_identical": all(s["eps_sweep"]["all_identical"] for s in per_seed), "exact_zeros": int(sum(s["eps_sweep"]["exact_zeros"] for s in per_seed))},
+    }
+    report["recommendation"] = recommend(report)
+    return report
+
+
+def recommend(r: dict) -> str:
+    """A plain recommendation computed from the report's numbers."""
+    lo, hi = r["reversal"]["interval"]
+    metric, rate = r["metric_label"], 100 * r["reversal"]["rate"]
+    top = r["top_keys"][0]
+    sink_keys = set(r["sink"]["keys"])
+    where = ("" if top["key"] in sink_keys else
+             f" Note: the key that takes the most attention is key {top['key']} ({top['mean_attention']:.2f} of it), which is not in your sink set {sorted(sink_keys)}; check the sink definition first.")
+    if lo > 0.02:
+        return (f"The convention matters here: {rate:.1f} % of {metric} closer-head verdicts flip between keeping and dropping the sink "
+                f"(95 % interval {100 * lo:.1f}-{100 * hi:.1f} %). State which convention you use. For a question about how heads divide attention among "
+                f"content tokens, use the content distance d_A^perp, which gives the same answer under both; for a question about how much attention the "
+                f"sink takes, compare sink masses (or the sink balance) directly.{where}")
+    return (f"Keeping or dropping the sink barely changes {metric} verdicts on this model ({rate:.1f} %, 95 % interval {100 * lo:.1f}-{100 * hi:.1f} %): "
+            f"either convention answers the same question here; still state which one you use.{where}")
+
+
+def render(r: dict, fmt: str = "text") -> str:
+    """The report as plain text, Markdown or JSON."""
+    if fmt == "json":
+        return json.dumps(r, indent=1)
+    if fmt not in ("text", "markdown"):
+        raise ValueError(f"unknown format {fmt!r}; use text, markdown or json")
+    lo, hi = r["reversal"]["interval"]
+    top = ", ".join(f"key {t['key']}: {t['mean_attention']:.3f}" for t in r["top_keys"])
+    p = r["prediction"]
+    if p is None:
+        pred = "no prediction (the frozen predictor covers cosine, js, euclidean and hellinger)"
+    elif p["abstain"]:
+        pred = f"v{p['version']} abstains: " + "; ".join(p["reasons"])
+    else:
+        pred = (f"v{p['version']} predicts {100 * p['predicted']:.1f} %; observed {100 * r['reversal']['rate']:.1f} % "
+                f"({p['deviation_points']:+.1f} points, {'within' if p['within_tolerance'] else 'outside'} its tolerance)")
+    sweep = ("bit-identical verdicts" if r["eps_sweep"]["bit_identical"] else "verdicts moved") + f" ({r['eps_sweep']['exact_zeros']} exact zeros met)"
+    lines = [
+        ("model", f"{r['model']} ({r['architecture']}, {'causal' if r['causal'] else 'bidirectional'}, {r['heads']} heads)"),
+        ("sample", f"{r['windows_per_seed']} windows of {r['length']} tokens per seed, seeds {r['seeds']}; {r['signature_kind']}-path signatures"),
+        ("sink set", f"{r['sink']['name']}: keys {r['sink']['keys']}" + ("" if not r["causal"] else " (a BOS token is prepended)" if r["bos_prepended"] else " (no BOS token: key 0 is an ordinary token)")),
+        ("where attention goes", top),
+        ("sink mass", f"rows {r['row_sink_mass']:.3f}; signatures {r['signature_sink_mass']:.3f}"),
+        (f"reversal ({r['metric_label']})", f"{100 * r['reversal']['rate']:.1f} % of closer-head verdicts flip (95 % interval {100 * lo:.1f}-{100 * hi:.1f} %; {r['reversal']['interval_kind']})"),
+        ("frozen predictor", pred),
+        ("layer-wise collapse", f"H and H(pi) move in opposite directions on {100 * r['collapse_disagreement']:.0f} % of adjacent-layer transitions"),
+        ("eps sweep (probability path)", sweep),
+    ]
+    if fmt == "markdown":
+        body = "\n".join(f"| {k} | {v} |" for k, v in lines)
+        return f"## Convention audit: {r['model']}\n\n| | |\n|---|---|\n{body}\n\n**Recommendation.** {r['recommendation']}\n"
+    width = max(len(k) for k, _ in lines)
+    return "\n".join(f"{k:<{width}}  {v}" for k, v in lines) + f"\n\nrecommendation: {r['recommendation']}\n"

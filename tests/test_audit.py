@@ -1,0 +1,65 @@
+"""attncoda audit: a one-page convention report from signatures, on a model it has never seen."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from attncoda.studies.audit import wilson
+
+
+@pytest.fixture(scope="module")
+def tiny_env(tmp_path_factory):
+    from tiny_models import save_tiny, save_tiny_gguf
+
+    root = tmp_path_factory.mktemp("audit")
+    return {"llama": save_tiny("llama", root / "tiny-llama"), "bert": save_tiny("bert", root / "tiny-bert"),
+            "gguf": save_tiny_gguf(root / "tiny.gguf"), "cache": root / "cache"}
+
+
+def _audit(tiny_env, *argv):
+    import os
+
+    env = {**os.environ, "ATTNCODA_CACHE": str(tiny_env["cache"])}
+    return subprocess.run([sys.executable, "-m", "attncoda.face.cli", "audit", *argv, "--n", "4", "--length", "24", "--triples", "500"],
+                          capture_output=True, text=True, timeout=300, env=env)
+
+
+@pytest.mark.slow
+def test_audit_reports_every_part_in_every_format(tiny_env):
+    done = _audit(tiny_env, "--model", str(tiny_env["llama"]), "--format", "json", "--seeds", "0", "1")
+    assert done.returncode == 0, done.stderr
+    r = json.loads(done.stdout)
+    assert r["sink"]["keys"] == [0] and r["seeds"] == [0, 1] and len(r["top_keys"]) == 5
+    lo, hi = r["reversal"]["interval"]
+    assert 0 <= r["reversal"]["rate"] <= 1 and lo <= r["reversal"]["rate"] <= hi
+    assert r["prediction"]["version"] == 2 and "recommendation" in r
+    text = _audit(tiny_env, "--model", str(tiny_env["llama"]), "--seeds", "0", "1").stdout
+    assert "recommendation:" in text and "reversal (Jensen–Shannon)" in text
+    md = _audit(tiny_env, "--model", str(tiny_env["llama"]), "--seeds", "0", "1", "--format", "markdown", "--sink", "0,1,2,3").stdout
+    assert md.startswith("## Convention audit") and "keys 0,1,2,3" in md
+
+
+@pytest.mark.slow
+def test_audit_on_an_encoder_and_a_gguf_file(tiny_env):
+    enc = json.loads(_audit(tiny_env, "--model", str(tiny_env["bert"]), "--seeds", "0", "--format", "json", "--metric", "cosine").stdout)
+    assert enc["sink"]["name"] == "cls_sep" and enc["prediction"]["abstain"] and not enc["causal"]
+    gguf = _audit(tiny_env, "--model", str(tiny_env["gguf"]), "--seeds", "0")
+    assert gguf.returncode == 0 and "qwen2" in gguf.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("argv, message", [
+    (["--sink", "bos"], "prepends no BOS token"),
+    (["--sink", "0,99"], "must lie in 0..23"),
+    (["--metric", "jsd"], "unknown metric 'jsd'"),
+])
+def test_audit_bad_input_is_one_line(tiny_env, argv, message):
+    done = _audit(tiny_env, "--model", str(tiny_env["llama"]), "--seeds", "0", *argv)
+    assert done.returncode == 1 and message in done.stderr and done.stderr.strip().count("\n") == 0
+
+
+def test_wilson_interval():
+    lo, hi = wilson(0, 10)
+    assert lo == 0 and 0 < hi < 0.35
