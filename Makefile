@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv models test-models book test bench clean
+.PHONY: venv models test-models browser book test bench clean
 
 venv: $(STAMP)
 
@@ -23,10 +23,16 @@ models: venv
 test-models: venv
 	$(BIN)/attncoda models --install minilm-l6 > /dev/null
 
+# The site test opens every page in Debian's headless Chromium (installed here when missing; needs root).
+browser:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null) || \
+	  (echo "make test needs chromium and chromium-driver: run as root, or apt-get install chromium chromium-driver" && false)
+
 book: venv models
 	$(BIN)/attncoda book
 
-test: venv test-models
+test: venv test-models browser
 	$(BIN)/python -m pytest
 
 bench: venv models

@@ -29,6 +29,12 @@ def repo_root() -> Path:
     return here
 
 
+def build_dir() -> Path:
+    """Where the book is staged and built: ``$ATTNCODA_OUTPUT/_build``, else ``<project>/_build`` (the site lands in its ``html``)."""
+    env = os.environ.get("ATTNCODA_OUTPUT")
+    return (Path(env).resolve() if env else repo_root()) / "_build"
+
+
 def data_dir() -> Path:
     """``<project>/data``: committed inputs, frozen curves and predictors, results."""
     return repo_root() / "data"

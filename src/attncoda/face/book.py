@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from .chapters import CHAPTERS, ChapterError, run_chapter, stage_dir
-from ..base.paths import repo_root
+from ..base.paths import build_dir, repo_root
 
 
 def stage_sources() -> Path:
@@ -41,10 +41,10 @@ def build_book(profile: str = "full", run: bool = True, strict: bool = True) -> 
             run_chapter(chapter.key, profile=profile)
         elif not executed.exists():
             raise ChapterError(f"{executed} has not been executed yet; run without --no-run")
-    command = [_jupyter_book(), "build", str(stage), "--path-output", str(repo_root()), "--builder", "html"]
+    command = [_jupyter_book(), "build", str(stage), "--path-output", str(build_dir().parent), "--builder", "html"]
     if strict:
         command += ["--warningiserror", "--keep-going"]
     done = subprocess.run(command)
     if done.returncode != 0:
         raise ChapterError(f"jupyter-book build failed (exit {done.returncode}); its messages are above")
-    return repo_root() / "_build" / "html"
+    return build_dir().parent / "_build" / "html"

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..base.errors import ChapterError
-from ..base.paths import repo_root, slug
+from ..base.paths import build_dir, repo_root, slug
 
 
 @dataclass(frozen=True)
@@ -82,14 +82,14 @@ def find_chapter(name: str) -> Chapter:
 
 def stage_dir() -> Path:
     """Where the book is assembled from (sources plus executed notebooks)."""
-    return repo_root() / "_build" / "stage"
+    return build_dir() / "stage"
 
 
 def default_output(chapter: Chapter, model: str | None) -> Path:
     """Executed copy's path: in the book stage for the chapter's default model, else under ``_build/runs``."""
     if model in (None, chapter.default_model):
         return stage_dir() / "notebooks" / f"{chapter.notebook}.ipynb"
-    return repo_root() / "_build" / "runs" / chapter.notebook / f"{slug(model)}.ipynb"
+    return build_dir() / "runs" / chapter.notebook / f"{slug(model)}.ipynb"
 
 
 def run_chapter(
