@@ -9,20 +9,13 @@ import torch
 from attncoda.base.errors import ModelError
 from attncoda.engine.ablation import ablate_heads, output_projections
 from attncoda.engine.models import load_model
-from tiny_models import CAUSAL, FAMILIES, save_tiny, save_tiny_masked_lm
+from tiny_models import FAMILIES, save_tiny_masked_lm, tiny_family_folders, tiny_inputs
 
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    root = tmp_path_factory.mktemp("tiny")
-    return {f: save_tiny(f, root / f) for f in FAMILIES}
+    return tiny_family_folders(tmp_path_factory.mktemp("tiny"))
 
-
-def _inputs(loaded, n=2, length=12):
-    if loaded.info.vision:
-        return {"pixel_values": torch.randn(n, 3, 32, 32, generator=torch.Generator().manual_seed(0))}
-    ids = torch.randint(8, len(loaded.processor), (n, length), generator=torch.Generator().manual_seed(0))
-    return {"input_ids": ids}
 
 
 def _out(model, inputs):
@@ -55,7 +48,7 @@ def _head_contribution(module, x, head, n_heads):
 @pytest.mark.parametrize("family", FAMILIES)
 def test_no_ablation_is_bit_identical(tiny, family):
     loaded = load_model(str(tiny[family]))
-    inputs = _inputs(loaded)
+    inputs = tiny_inputs(loaded, length=12)
     before = _out(loaded.model, inputs)
     with ablate_heads(loaded.model, [], loaded.info.heads):
         during = _out(loaded.model, inputs)
@@ -66,7 +59,7 @@ def test_no_ablation_is_bit_identical(tiny, family):
 @pytest.mark.parametrize("family", FAMILIES)
 def test_one_head_equals_removing_its_output_by_hand(tiny, family):
     loaded = load_model(str(tiny[family]))
-    inputs = _inputs(loaded)
+    inputs = tiny_inputs(loaded, length=12)
     layer, head = loaded.info.layers - 1, 1
     module, x, y = _projection_io(loaded.model, layer, inputs)
     expected = y - _head_contribution(module, x, head, loaded.info.heads)
@@ -78,7 +71,7 @@ def test_one_head_equals_removing_its_output_by_hand(tiny, family):
 @pytest.mark.parametrize("family", FAMILIES)
 def test_every_head_of_a_layer_removes_the_attention_contribution(tiny, family):
     loaded = load_model(str(tiny[family]))
-    inputs = _inputs(loaded)
+    inputs = tiny_inputs(loaded, length=12)
     layer = 0
     with ablate_heads(loaded.model, [(layer, h) for h in range(loaded.info.heads)], loaded.info.heads):
         module, _, y = _projection_io(loaded.model, layer, inputs)
@@ -88,7 +81,7 @@ def test_every_head_of_a_layer_removes_the_attention_contribution(tiny, family):
 
 def test_hooks_are_gone_after_the_block_also_when_it_raises(tiny):
     loaded = load_model(str(tiny["llama"]))
-    inputs = _inputs(loaded)
+    inputs = tiny_inputs(loaded, length=12)
     before = _out(loaded.model, inputs)
     with pytest.raises(RuntimeError, match="inside"):
         with ablate_heads(loaded.model, [(0, 0), (1, 3)], loaded.info.heads):

@@ -9,22 +9,13 @@ from attncoda.engine.capture import CaptureError, capture_attention
 from attncoda.math.rowstats import row_statistics
 from attncoda.engine.models import load_model
 from attncoda.engine.signatures import SignatureAccumulator
-from tiny_models import CAUSAL, FAMILIES, save_tiny
+from tiny_models import CAUSAL, FAMILIES, tiny_family_folders, tiny_inputs
 
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    root = tmp_path_factory.mktemp("tiny")
-    return {f: save_tiny(f, root / f) for f in FAMILIES}
+    return tiny_family_folders(tmp_path_factory.mktemp("tiny"))
 
-
-def _inputs(loaded, n=2, length=24):
-    if loaded.info.vision:
-        rng = np.random.default_rng(0)
-        images = [rng.integers(0, 255, (32, 32, 3), dtype=np.uint8) for _ in range(n)]
-        return {"pixel_values": loaded.processor(images=images, return_tensors="pt")["pixel_values"]}
-    ids = torch.randint(8, len(loaded.processor), (n, length), generator=torch.Generator().manual_seed(0))
-    return {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -32,7 +23,7 @@ def test_captured_rows_equal_output_attentions(tiny, family):
     loaded = load_model(str(tiny[family]))
     assert loaded.info.causal == (family in CAUSAL)
     assert loaded.info.architecture == family
-    inputs = _inputs(loaded)
+    inputs = tiny_inputs(loaded)
     captured, logs = {}, {}
 
     def keep(i, w, lw):
@@ -56,7 +47,7 @@ def test_captured_rows_equal_output_attentions(tiny, family):
 @pytest.mark.parametrize("family", ["llama", "bert"])
 def test_row_statistics_match_the_numpy_math(tiny, family):
     loaded = load_model(str(tiny[family]))
-    inputs = _inputs(loaded, length=20)
+    inputs = tiny_inputs(loaded, length=20)
     with torch.inference_mode():
         weights = loaded.backbone(**inputs, output_attentions=True).attentions[1]
     sink = (0,) if loaded.info.causal else (0, 19)
@@ -108,7 +99,7 @@ def test_row_statistics_with_exact_zeros_and_tiny_parts():
 
 def test_signature_accumulator_equals_aitchison_mean_of_rows(tiny):
     loaded = load_model(str(tiny["qwen2"]))
-    inputs = _inputs(loaded, n=3, length=16)
+    inputs = tiny_inputs(loaded, n=3, length=16)
     acc = SignatureAccumulator(loaded.info.layers, loaded.info.heads, 16, True, (0,))
     with torch.inference_mode(), capture_attention(loaded.backbone, acc.update):
         loaded.backbone(**inputs)

@@ -120,3 +120,20 @@ def save_tiny_masked_lm(folder: Path) -> Path:
     tokenizer.save_pretrained(folder)
     model.save_pretrained(folder)
     return folder
+
+
+def tiny_inputs(loaded, n: int = 2, length: int = 24) -> dict:
+    """Seeded inputs for a loaded tiny model: token ids (with an all-ones mask) or images for a ViT."""
+    import numpy as np
+
+    if loaded.info.vision:
+        rng = np.random.default_rng(0)
+        images = [rng.integers(0, 255, (32, 32, 3), dtype=np.uint8) for _ in range(n)]
+        return {"pixel_values": loaded.processor(images=images, return_tensors="pt")["pixel_values"]}
+    ids = torch.randint(8, len(loaded.processor), (n, length), generator=torch.Generator().manual_seed(0))
+    return {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
+
+
+def tiny_family_folders(root: Path) -> dict:
+    """Every tiny family saved under ``root`` (for a module-scoped fixture)."""
+    return {f: save_tiny(f, Path(root) / f) for f in FAMILIES}
