@@ -44,7 +44,7 @@ SINK_SETS = {
     "cls_sep": "[CLS] and every [SEP]",
     "cls": "[CLS] alone",
 }
-ALTERNATIVE_SINK = {"first": "first4", "cls_sep": "cls"}
+ALTERNATIVE_SINK = {"first": "first4", "cls_sep": "cls", "given": "first4"}
 """The alternative sink definition Table 8 compares each default against."""
 
 
@@ -143,6 +143,11 @@ class Signatures:
         return np.nanmean(self.stats[statistic][:, :, self.first_row :], axis=(1, 2))
 
 
+def _numpy(x) -> np.ndarray:
+    """A torch tensor's (detached, CPU) values or an array, as numpy."""
+    return x.detach().cpu().numpy() if hasattr(x, "detach") else np.asarray(x)
+
+
 class SignatureAccumulator:
     """Running sums, fed one layer's attention at a time (see :mod:`attncoda.engine.capture`)."""
 
@@ -163,12 +168,13 @@ class SignatureAccumulator:
         return maps[:, :, -1, :] if self.causal else maps.transpose(0, 2, 1, 3).reshape(-1, maps.shape[1], maps.shape[-1])
 
     def update(self, layer: int, weights, log_weights=None) -> None:
-        """Add one batch of one layer: ``(batch, heads, L, L)`` torch tensors of probabilities and (optionally) float64 log-probabilities."""
+        """Add one batch of one layer: ``(batch, heads, L, L)`` probabilities and (optionally) float64 log-probabilities,
+        as torch tensors or numpy arrays."""
         from ..math.rowstats import row_statistics
 
         if weights.shape[-1] != self.sums.shape[-1] or weights.shape[-2] != self.sums.shape[-1]:
             raise ValueError(f"expected {self.sums.shape[-1]}×{self.sums.shape[-1]} attention maps, got {tuple(weights.shape[-2:])}")
-        maps = weights.cpu().numpy()  # a view: (batch, heads, L, L) float32
+        maps = _numpy(weights)  # a view: (batch, heads, L, L) float32
         rows = self._picked(maps).astype(np.float64)
         rows = rows / rows.sum(axis=-1, keepdims=True)  # float32 softmax rows, re-closed in float64
         self.sums[layer] += rows.sum(axis=0)
@@ -177,7 +183,7 @@ class SignatureAccumulator:
             self.log_sums[e][layer] += np.log(replace_zeros(rows, e)).sum(axis=0)
         self.rows[layer] += rows.shape[0]
         if log_weights is not None:
-            logs = log_weights.cpu().numpy()
+            logs = _numpy(log_weights)
             self.logit_sums[layer] += self._picked(logs).sum(axis=0)
             self.logit_rows[layer] += rows.shape[0]
             stats = row_statistics(logs, self.sink, self.causal, self.stats_eps, logs=True)
