@@ -23,6 +23,8 @@ from .registry import REGISTRY, locate
 
 ENCODER_TYPES = {"bert", "mpnet", "roberta", "xlm-roberta", "distilbert", "electra", "albert", "deberta", "deberta-v2", "vit", "deit", "beit", "dinov2", "camembert", "ernie"}
 VISION_TYPES = {"vit", "deit", "beit", "dinov2"}
+GATED_ORGS = {"meta-llama"}
+"""Hub organisations whose models usually need an accepted licence and a login (the message says how)."""
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+(@[\w./-]+)?$|^[A-Za-z0-9][\w.-]*@[\w./-]+$")
 
 
@@ -228,15 +230,22 @@ def load_model(name: str, ref: ModelRef | None = None) -> LoadedModel:
             model, processor, config, causal, vision = _from_pretrained(target, None, None, True)
             digest = weights_checksum(Path(target))
         else:
+            gated = target.split("/")[0] in GATED_ORGS
+            login = " It is gated: accept its licence on the Hub and log in with `huggingface-cli login` first." if gated else ""
             try:
                 model, processor, config, causal, vision = _from_pretrained(target, None, revision, True)
             except OSError:
                 if not _hub_reachable():
                     raise ModelError(
                         f"cannot reach the Hugging Face Hub to download {name!r} and it is not in the local cache; "
-                        "download it where the Hub is reachable (model.save_pretrained(folder)) and pass that folder"
+                        f"download it where the Hub is reachable (model.save_pretrained(folder)) and pass that folder.{login}"
                     ) from None
-                model, processor, config, causal, vision = _from_pretrained(target, None, revision, False)
+                try:
+                    model, processor, config, causal, vision = _from_pretrained(target, None, revision, False)
+                except OSError as err:
+                    if gated or "gated" in str(err).lower() or "401" in str(err) or "403" in str(err):
+                        raise ModelError(f"{name!r} is gated on the Hub: accept its licence there and log in with `huggingface-cli login`, then rerun") from None
+                    raise
             digest = f"hub:{getattr(config, '_commit_hash', None) or revision or 'unknown'}"
     except ModelError:
         raise

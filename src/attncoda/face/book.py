@@ -31,14 +31,19 @@ def _jupyter_book() -> str:
     return found
 
 
-def build_book(profile: str = "full", run: bool = True, strict: bool = True) -> Path:
-    """Run every chapter (unless ``run`` is False), then build ``_build/html``; returns its path."""
+def build_book(profile: str = "full", run: bool = True, strict: bool = True, preset: str | None = None) -> Path:
+    """Run every chapter (unless ``run`` is False), then build ``_build/html``; returns its path.
+
+    With ``preset``, the measurement chapter measures that preset's models instead of the offline defaults.
+    """
     stage = stage_sources()
     for chapter in CHAPTERS.values():
         executed = stage / "notebooks" / f"{chapter.notebook}.ipynb"
         if run:
             print(f"running chapter {chapter.key} ({chapter.notebook})", flush=True)
-            run_chapter(chapter.key, profile=profile)
+            model = f"preset:{preset}" if preset and chapter.key == "measurement" else None
+            run_chapter(chapter.key, model=model, profile=profile,
+                        output=(stage / "notebooks" / f"{chapter.notebook}.ipynb") if model else None)
         elif not executed.exists():
             raise ChapterError(f"{executed} has not been executed yet; run without --no-run")
     command = [_jupyter_book(), "build", str(stage), "--path-output", str(build_dir().parent), "--builder", "html"]

@@ -112,7 +112,13 @@ def run_chapter(
     if model is not None:
         if not chapter.per_model and model != chapter.default_model:
             raise ChapterError(f"chapter {chapter.key!r} does not take a model (it is {chapter.default_model!r})")
-        if model != chapter.default_model:
+        if model.startswith("preset:"):
+            from ..engine.presets import preset
+
+            if chapter.key != "measurement":
+                raise ChapterError(f"--preset runs the measurement chapter; chapter {chapter.key!r} takes one model at a time")
+            preset(model)  # an unknown preset fails here, in one line
+        elif model != chapter.default_model:
             from ..engine.models import resolve
 
             resolve(model)  # a bad name or path fails here, in one line, before a kernel starts

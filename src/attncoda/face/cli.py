@@ -47,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run one chapter with papermill")
     run.add_argument("chapter", help=f"one of: {', '.join(CHAPTERS)} (or its number)")
     run.add_argument("--model", help="model for a per-model chapter: a short name, a Hugging Face id, a local directory or a .gguf file")
+    run.add_argument("--preset", help="a named list of models (paper: the paper's models, from the Hub) instead of --model")
     run.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"), help="set a notebook parameter (repeatable)")
     run.add_argument("--output", help="where to write the executed notebook")
     run.add_argument("--profile", choices=("full", "small"), default="full", help="small: the quick sizes the tests use")
@@ -54,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     book = sub.add_parser("book", help="run every chapter and build the website into _build/html")
     book.add_argument("--profile", choices=("full", "small"), default="full")
     book.add_argument("--no-run", action="store_true", help="render the notebooks already executed, without rerunning them")
+    book.add_argument("--preset", help="measure a named list of models (paper: the paper's models, from the Hub) in the measurement chapter")
 
     sub.add_parser("chapters", help="list the chapters")
 
@@ -127,7 +129,10 @@ def main(argv=None) -> int:
             from .chapters import run_chapter
 
             params = {name: parse_value(value) for name, value in args.parameter}
-            path = run_chapter(args.chapter, model=args.model, parameters=params, output=args.output, profile=args.profile)
+            if args.preset and args.model:
+                raise ChapterError("pass --model or --preset, not both")
+            model = f"preset:{args.preset}" if args.preset else args.model
+            path = run_chapter(args.chapter, model=model, parameters=params, output=args.output, profile=args.profile)
             print(f"executed notebook: {path}")
         elif args.command == "models":
             if args.install is not None:
@@ -142,7 +147,7 @@ def main(argv=None) -> int:
         elif args.command == "book":
             from .book import build_book
 
-            html = build_book(profile=args.profile, run=not args.no_run)
+            html = build_book(profile=args.profile, run=not args.no_run, preset=args.preset)
             print(f"book built: {html / 'index.html'}")
     except (ChapterError, ModelError, ValueError, FileNotFoundError) as err:
         print(f"attncoda: error: {err}", file=sys.stderr)
