@@ -15,6 +15,10 @@ from ..base.errors import ChapterError
 from ..base.paths import build_dir, repo_root, slug
 
 
+QUIET = {"HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error"}
+"""The chapter kernel's environment: no download or loading progress bars and no advisory warnings in the pages."""
+
+
 @dataclass(frozen=True)
 class Chapter:
     key: str
@@ -133,7 +137,8 @@ def run_chapter(
     target = Path(output) if output else default_output(chapter, model)
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f".{target.stem}.part.ipynb")
-    env_before = os.environ.get("ATTNCODA_HOME")
+    env_before = {k: os.environ.get(k) for k in (*QUIET, "ATTNCODA_HOME")}
+    os.environ.update(QUIET)
     os.environ["ATTNCODA_HOME"] = str(root)
     try:
         papermill.execute_notebook(
@@ -142,9 +147,10 @@ def run_chapter(
     except PapermillExecutionError as err:
         raise ChapterError(f"chapter {chapter.key!r} failed in cell {err.exec_count}: {err.ename}: {err.evalue} (executed copy: {partial})") from None
     finally:
-        if env_before is None:
-            os.environ.pop("ATTNCODA_HOME", None)
-        else:
-            os.environ["ATTNCODA_HOME"] = env_before
+        for k, v in env_before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
     os.replace(partial, target)
     return target
