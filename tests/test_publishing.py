@@ -1,0 +1,30 @@
+"""The publishing workflow calls the same make target a reader runs, and the repository address is one setting."""
+
+import json
+import re
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).parents[1]
+
+
+def test_workflow_builds_with_make_book_and_publishes_the_html():
+    flow = yaml.safe_load((ROOT / ".github" / "workflows" / "book.yml").read_text())
+    triggers = flow.get("on", flow.get(True))  # YAML 1.1 reads a bare `on` as True
+    assert triggers["push"]["branches"] == ["main"]
+    steps = flow["jobs"]["build"]["steps"]
+    assert any(s.get("run") == "make book" for s in steps)
+    upload = next(s for s in steps if str(s.get("uses", "")).startswith("actions/upload-pages-artifact"))
+    assert upload["with"]["path"] == "_build/html"
+    assert any("attncoda" in str(s.get("with", {}).get("path", "")) for s in steps), "the model and signature caches are restored"
+    assert flow["jobs"]["deploy"]["needs"] == "build"
+
+
+def test_the_repository_address_is_the_same_everywhere():
+    url = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"].rstrip("/")
+    for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        sources = "".join("".join(c["source"]) for c in json.loads(nb.read_text())["cells"])
+        cloned = re.findall(r"git clone[^\n]*?(https://\S+)", sources)
+        assert cloned and all(u.rstrip("/") == url for u in cloned), f"{nb.name} clones {cloned}, _config.yml says {url}"
+    assert url in (ROOT / "README.md").read_text()
