@@ -40,6 +40,7 @@ bench: venv models
 	$(BIN)/python benchmarks/capture_overhead.py
 	$(BIN)/python benchmarks/head_distances.py
 	$(BIN)/python benchmarks/perplexity.py
+	$(BIN)/python benchmarks/audit.py
 
 clean:
 	rm -rf _build
