@@ -152,14 +152,14 @@ def head_distances(model: str, n: int = 32, length: int = 128, seed: int = 0, co
                    progress: bool = False, refresh: bool = False) -> HeadDistances:
     """Clark-style head distances of ``model`` from the cache, or computed once (loading the model) and cached atomically."""
     from .models import load_model, resolve
-    from .signatures import _identity_without_loading
+    from .signatures import identity_without_loading
 
     def meta_for(sha: str) -> dict:
         return {"model": model, "weights_sha256": sha, "corpus": corpus, "split": "sample", "n": int(n), "length": int(length),
                 "seed": int(seed), "batch_size": int(batch_size), "protocol": PROTOCOL}
 
     ref = resolve(model)
-    identity = _identity_without_loading(ref)
+    identity = identity_without_loading(ref)
     if identity is not None and not refresh:
         cached = _load(cache_path(meta_for(identity[0])))
         if cached is not None:

@@ -328,7 +328,7 @@ def _vision_length(loaded, one) -> int:
         return int(loaded.backbone(pixel_values=one).last_hidden_state.shape[1])
 
 
-def _identity_without_loading(ref) -> tuple[str, str] | None:
+def identity_without_loading(ref) -> tuple[str, str] | None:
     """``(weights_sha256, default_sink)`` of a resolved model when they can be known without loading it (not for Hub ids)."""
     from ..base.checksums import cached_sha256
     from .models import default_sink, weights_checksum
@@ -361,7 +361,7 @@ def signature_sets(model: str, seeds=(0,), n: int = 64, length: int = 128, corpu
 
     found: dict[int, Signatures] = {}
     ref = resolve(model) if loaded is None else None
-    identity = _identity_without_loading(ref) if ref is not None else None
+    identity = identity_without_loading(ref) if ref is not None else None
     if identity is not None and not refresh:
         for seed in seeds:
             cached = load(cache_path(key_meta(*identity, seed)))
