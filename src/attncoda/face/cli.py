@@ -59,6 +59,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("chapters", help="list the chapters")
 
+    ver = sub.add_parser("verify", help="rerun a chapter and report the largest difference from its committed results")
+    ver.add_argument("chapter", help=f"one of: {', '.join(CHAPTERS)} (or its number)")
+    ver.add_argument("--model", help="as for run")
+    ver.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"))
+    ver.add_argument("--profile", choices=("full", "small"), default="full", help="the profile the committed results were made with")
+
     aud = sub.add_parser("audit", help="is my convention safe for this model? a one-page report, no notebook")
     aud.add_argument("--model", required=True, help="a short name, a Hugging Face id[@revision], a local folder or a .gguf file")
     aud.add_argument("--metric", default="js", help="cosine, js, euclidean, hellinger, fisher_rao, aitchison or content (default js)")
@@ -144,6 +150,17 @@ def main(argv=None) -> int:
             _signatures(args)
         elif args.command == "audit":
             _audit(args)
+        elif args.command == "verify":
+            from .verify import verify
+
+            reports = verify(args.chapter, model=args.model, parameters={n: parse_value(v) for n, v in args.parameter}, profile=args.profile)
+            for r in reports:
+                w = r["largest_relative"]
+                where = f"largest relative difference {w['difference']:.2e} at {w['path']} ({w['ours']!r} vs {w['committed']!r})" if w else "nothing to compare"
+                print(f"{'ok  ' if r['ok'] else 'DIFF'} {r['file']}: {r['compared']} numbers; {where}; tolerance {r['tolerance']:g}"
+                      + (f"; only in one of the two: {', '.join(r['only_in_one'][:5])}" if r["only_in_one"] else ""))
+            if not all(r["ok"] for r in reports):
+                return 1
         elif args.command == "book":
             from .book import build_book
 

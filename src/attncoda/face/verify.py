@@ -1,0 +1,78 @@
+"""``attncoda verify``: rerun a chapter and report the largest difference from its committed results.
+
+Every numeric value under ``results`` is compared, leaf by leaf, except run times. Pure-numpy chapters
+(no model) must agree exactly; model chapters within a stated relative tolerance, because float32 kernels
+on another machine can move near-tied verdicts by a triple and floats by about 1e-8.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+from pathlib import Path
+
+from ..base.errors import ChapterError
+from ..base.paths import results_dir
+from .chapters import find_chapter, run_chapter
+
+MODEL_TOLERANCE = 1e-3
+"""Relative tolerance for chapters that run a model (a reversal rate moves by 2e-5 per flipped triple of 50,000)."""
+TIMES = ("wall_time_s", "seconds", "compute_s", "chapter_seconds", "measure_seconds")
+
+
+def leaves(value, path: str = ""):
+    """Every numeric leaf of a JSON value as ``(path, number)`` (run times left out)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k not in TIMES:
+                yield from leaves(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from leaves(v, f"{path}[{i}]")
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        yield path, float(value)
+
+
+def compare(ours: dict, theirs: dict) -> dict:
+    """Largest absolute and relative difference between two results' numeric leaves, and where they are.
+
+    Examples
+    --------
+    >>> compare({"a": 1.0, "b": [2.0, 3.0]}, {"a": 1.0, "b": [2.0, 3.5]})["largest_relative"]
+    {'path': 'b[1]', 'ours': 3.0, 'committed': 3.5, 'difference': 0.14285714285714285}
+    """
+    a, b = dict(leaves(ours)), dict(leaves(theirs))
+    missing = sorted(set(a) ^ set(b))
+    worst_abs = worst_rel = None
+    for k in set(a) & set(b):
+        x, y = a[k], b[k]
+        if math.isnan(x) and math.isnan(y):
+            continue
+        d = abs(x - y) if not (math.isnan(x) or math.isnan(y)) else math.inf
+        r = d / max(abs(x), abs(y)) if d and math.isfinite(d) else (0.0 if not d else math.inf)
+        if worst_abs is None or d > worst_abs["difference"]:
+            worst_abs = {"path": k, "ours": x, "committed": y, "difference": d}
+        if worst_rel is None or r > worst_rel["difference"]:
+            worst_rel = {"path": k, "ours": x, "committed": y, "difference": r}
+    return {"compared": len(set(a) & set(b)), "only_in_one": missing, "largest_absolute": worst_abs, "largest_relative": worst_rel}
+
+
+def verify(name: str, model: str | None = None, parameters: dict | None = None, profile: str = "full") -> list[dict]:
+    """Rerun a chapter into a temporary folder and compare every results file it writes with the committed one."""
+    chapter = find_chapter(name)
+    tolerance = MODEL_TOLERANCE if chapter.per_model else 0.0
+    reports = []
+    with tempfile.TemporaryDirectory() as tmp:
+        params = {**(parameters or {}), "results_dir": tmp}
+        run_chapter(chapter.key, model=model, parameters=params, output=Path(tmp) / "executed.ipynb", profile=profile, progress=False)
+        for fresh in sorted((Path(tmp) / chapter.key).glob("*.json")):
+            committed = results_dir() / chapter.key / fresh.name
+            if not committed.exists():
+                raise ChapterError(f"no committed results {committed} to compare {fresh.name} with; run the chapter without verify first")
+            c = compare(json.loads(fresh.read_text())["results"], json.loads(committed.read_text())["results"])
+            worst = c["largest_relative"]["difference"] if c["largest_relative"] else 0.0
+            reports.append({"file": f"{chapter.key}/{fresh.name}", "tolerance": tolerance, "ok": worst <= tolerance and not c["only_in_one"], **c})
+    if not reports:
+        raise ChapterError(f"chapter {chapter.key!r} wrote no results to compare")
+    return reports
