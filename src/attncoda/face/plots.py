@@ -238,6 +238,9 @@ def head_mass_figure(masses: dict[str, dict[str, list]], threshold: float):
 
 
 SELECTION_LABELS = {"js": "JS′ (dropped-row JS)", "content": r"$d_A^\perp$ (content)", "aitchison": r"total $d_A$"}
+"""Legend labels (matplotlib TeX)."""
+SELECTION_TEXT = {"js": "JS′ (dropped-row JS)", "content": "d_A^⊥ (content)", "aitchison": "total d_A"}
+"""The same labels as plain text, for tables and sentences."""
 SELECTION_COLOURS = {"js": METRIC_COLOURS["js"], "content": METRIC_COLOURS["content"], "aitchison": "#ff7f0e"}
 
 
