@@ -145,7 +145,9 @@ def run_chapter(
             str(source), str(partial), parameters=params, kernel_name="python3", cwd=str(root / "notebooks"), progress_bar=progress
         )
     except PapermillExecutionError as err:
-        raise ChapterError(f"chapter {chapter.key!r} failed in cell {err.exec_count}: {err.ename}: {err.evalue} (executed copy: {partial})") from None
+        on = f" on model {params['model']!r}" if "model" in params else ""
+        raise ChapterError(f"chapter {chapter.key!r}{on} failed in cell {err.exec_count}: {err.ename}: {err.evalue} "
+                           f"(the last good page is kept; the failed run is in {partial})") from None
     finally:
         for k, v in env_before.items():
             if v is None:

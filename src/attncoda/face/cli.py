@@ -55,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     book = sub.add_parser("book", help="run every chapter and build the website into _build/html")
     book.add_argument("--profile", choices=("full", "small"), default="full")
     book.add_argument("--no-run", action="store_true", help="render the notebooks already executed, without rerunning them")
+    book.add_argument("--rerun", action="store_true", help="rerun every chapter, even those whose notebook, package source and inputs are unchanged")
     book.add_argument("--preset", help="measure a named list of models (paper: the paper's models, from the Hub) in the measurement chapter")
 
     sub.add_parser("chapters", help="list the chapters")
@@ -164,7 +165,7 @@ def main(argv=None) -> int:
         elif args.command == "book":
             from .book import build_book
 
-            html = build_book(profile=args.profile, run=not args.no_run, preset=args.preset)
+            html = build_book(profile=args.profile, run=not args.no_run, preset=args.preset, reuse=not args.rerun)
             print(f"book built: {html / 'index.html'}")
     except (ChapterError, ModelError, ValueError, FileNotFoundError) as err:
         print(f"attncoda: error: {err}", file=sys.stderr)
