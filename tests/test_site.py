@@ -21,8 +21,13 @@ SHOTS = Path(__file__).parents[1] / "_build" / "screenshots"
 def site(tmp_path_factory):
     from tiny_models import save_tiny
 
+    import os
+
     from attncoda.face.book import build_book, stage_sources
 
+    if os.environ.get("ATTNCODA_SITE"):  # check a site already built, e.g. the full book: ATTNCODA_SITE=_build/html
+        yield Path(os.environ["ATTNCODA_SITE"]).resolve()
+        return
     root = tmp_path_factory.mktemp("site")
     patch = pytest.MonkeyPatch()
     patch.setenv("ATTNCODA_OUTPUT", str(root / "out"))
