@@ -9,6 +9,10 @@ from ..math.coda import drop_sink
 from ..math.metrics import get_metric
 from ..studies.profiles import disagreeing_transitions
 
+READABLE = {"font.size": 14, "axes.titlesize": 15, "axes.labelsize": 14, "xtick.labelsize": 12, "ytick.labelsize": 12, "legend.fontsize": 12}
+"""Type sizes for figures that the book scales down to its column width (a three-panel figure is about 16 inches wide)."""
+plt.rcParams.update(READABLE)
+
 METRIC_COLOURS = {
     "cosine": "#1f77b4",
     "js": "#d62728",
@@ -64,7 +68,7 @@ def reversal_region_figure(q_positions: np.ndarray, reversed_mask: np.ndarray, p
     ax.scatter(*p, marker="*", s=200, color="black", label="p", zorder=3)
     ax.scatter(*r, marker="*", s=200, color="#1f77b4", label="r", zorder=3)
     ax.set_title(f"cosine reversal region: {100 * rate:.1f} % of positions", pad=30)
-    legend = ax.legend(loc="upper left", bbox_to_anchor=(0.9, 1.05), fontsize=8)
+    legend = ax.legend(loc="upper left", bbox_to_anchor=(0.9, 1.05), fontsize="small")
     for handle in legend.legend_handles[:2]:
         handle.set_sizes([20])
     return fig
@@ -84,7 +88,7 @@ def entropy_layers_figure(panels: dict[str, dict[str, np.ndarray]]):
         twin.set_ylabel(r"$C_A^\perp$", color="#2ca02c")
         twin.set_ylim(0, max(80.0, 1.1 * float(np.max(summary["concentration"]))))
         handles = ax.get_legend_handles_labels()[0] + twin.get_legend_handles_labels()[0]
-        ax.legend(handles=handles, loc="best", fontsize=8)
+        ax.legend(handles=handles, loc="best", fontsize="small")
         ax.set_title(title)
     fig.tight_layout()
     return fig
@@ -105,7 +109,7 @@ def calibration_figure(curves: dict, metrics=("cosine", "js", "euclidean", "hell
     ax.set_xlabel("signature sink mass")
     ax.set_ylabel("keep-vs-drop reversal rate (%)")
     ax.set_ylim(-2, 60)
-    ax.legend(fontsize=8, ncol=2)
+    ax.legend(fontsize="small", ncol=2)
     return ax
 
 
@@ -127,7 +131,7 @@ def models_on_curves(curves: dict, points: dict[str, dict], metrics=("cosine", "
         ax.set_xlabel("signature sink mass")
         ax.set_ylim(-2, 60)
     np.atleast_1d(axes)[0].set_ylabel("keep-vs-drop reversal rate (%)")
-    np.atleast_1d(axes)[-1].legend(fontsize=7, loc="upper left")
+    np.atleast_1d(axes)[-1].legend(fontsize="small", loc="upper left")
     fig.tight_layout()
     return fig
 
@@ -152,7 +156,7 @@ def layer_collapse_grid(profiles: dict[str, dict]):
         ax.set_xlabel("layer")
     axes.ravel()[0].set_ylabel("nats")
     handles = axes.ravel()[0].get_legend_handles_labels()[0] + [plt.Line2D([], [], ls=":", color="gray")]
-    axes.ravel()[0].legend(handles, ["H", "H(π)", "sink mass"], fontsize=7)
+    axes.ravel()[0].legend(handles, ["H", "H(π)", "sink mass"], fontsize="small")
     for ax in axes.ravel()[n:]:
         ax.axis("off")
     fig.tight_layout()
@@ -179,10 +183,10 @@ def witness_triple_figure(triples: dict[str, dict], sink, top: int = 6):
         for j, (label, colour) in enumerate(zip("pqr", ROW_COLOURS.values())):
             head = t["heads"][j]
             ax.bar(np.arange(values.shape[1]) + (j - 1) * width, values[j], width, color=colour, label=f"{label}: L{head['layer']}H{head['head']}")
-        ax.set_xticks(range(values.shape[1]), ["sink"] + [f"k{k}" for k in order], fontsize=8)
+        ax.set_xticks(range(values.shape[1]), ["sink"] + [f"k{k}" for k in order], fontsize="small")
         ax.set_yscale("log")
         ax.set_title(name, fontsize=10)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize="small")
     fig.tight_layout()
     return fig
 
@@ -262,7 +266,7 @@ def pruning_figure(results: dict[str, dict]):
         ax.set_xlabel("heads pruned (%)")
         ax.set_ylabel("held-out perplexity")
         ax.set_title(name, fontsize=13)
-        ax.legend(fontsize=8)
+        ax.legend(fontsize="small")
     fig.tight_layout()
     return fig
 
