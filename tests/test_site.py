@@ -77,6 +77,7 @@ ready.then((typesetDone) => {
     rawMath: [...main.querySelectorAll('.math')].filter(e => !e.querySelector('mjx-container')).length,
     errors: main.querySelectorAll('.output.error, .output.traceback, .cell_output .traceback').length,
     typeset: typesetDone,
+    searchBoxes: [...document.querySelectorAll('.search-button-field')].filter(e => e.offsetParent !== null).length,
   });
 });
 """
@@ -109,6 +110,8 @@ def test_every_page_renders_in_a_real_browser(site, browser):
             problems.append(f"{name}: raw TeX in the text: {found['text'][max(0, raw_tex.start() - 30):raw_tex.end() + 10]!r}")
         if found["errors"]:
             problems.append(f"{name}: {found['errors']} error output(s)")
+        if found["searchBoxes"] > 1:
+            problems.append(f"{name}: {found['searchBoxes']} search boxes on the page")
         if not found["typeset"]:
             problems.append(f"{name}: MathJax did not finish typesetting within 20 s")
         if found["rawMath"]:
