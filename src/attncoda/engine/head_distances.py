@@ -23,6 +23,7 @@ import numpy as np
 
 from ..base.arrays import load_arrays, save_arrays
 from ..base.paths import cache_dir, slug
+from ..base.progress import Steps
 from ..math.pairdist import PAIR_METRICS, pair_distance_sums
 
 PROTOCOL = "clark-1"
@@ -136,11 +137,13 @@ def compute(loaded, n: int, length: int, seed: int, corpus: str = "wikipedia", s
 
         batches = tqdm(batches, desc=f"head distances {info.name}", unit="batch")
     ids = torch.as_tensor(ids)
+    steps = Steps(f"{info.name}: head distances, batches of {batch_size} windows", len(range(0, n, batch_size)))
     with torch.inference_mode(), capture_attention(loaded.backbone, acc.update):
-        for start in batches:
+        for done, start in enumerate(batches, 1):
             batch = ids[start : start + batch_size]
             loaded.backbone(input_ids=batch, attention_mask=torch.ones_like(batch))
             acc.flush()
+            steps.step(done)
     meta = {"model": info.name, "weights_sha256": info.weights_sha256, "corpus": corpus, "split": split, "n": int(n), "length": int(length),
             "seed": int(seed), "batch_size": int(batch_size), "protocol": PROTOCOL, "model_info": info.as_dict(), "sink": list(sink),
             "cls": 0, "sep": [int(i) for i in range(length - len(layout.suffix), length)], "layers": info.layers, "heads_per_layer": info.heads,

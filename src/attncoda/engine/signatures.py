@@ -31,6 +31,7 @@ import numpy as np
 
 from ..base.arrays import load_arrays, save_arrays
 from ..base.paths import cache_dir
+from ..base.progress import Steps
 from ..base.protocol import DEFAULT_EPS, EPS_SWEEP
 from ..math.coda import closure, replace_zeros
 from ..math.rowstats import STATISTICS
@@ -302,13 +303,15 @@ def compute(loaded, n: int = 64, length: int = 128, seed: int = 0, corpus: str =
         from tqdm.auto import tqdm
 
         chunks = tqdm(chunks, desc=f"signatures {info.name}", unit="batch")
+    steps = Steps(f"{info.name} seed {seed}: signatures, batches of {batch_size} windows", len(range(0, batches_in.shape[0], batch_size)))
     with torch.inference_mode(), capture_attention(backbone, acc.update):
-        for start in chunks:
+        for done, start in enumerate(chunks, 1):
             batch = batches_in[start : start + batch_size]
             if info.vision:
                 backbone(pixel_values=batch)
             else:
                 backbone(input_ids=batch, attention_mask=torch.ones_like(batch))
+            steps.step(done)
     meta = {
         **key_fields(info.name, info.weights_sha256, default, corpus_name, split, batches_in.shape[0], length, seed, batch_size, eps_values),
         "model_info": info.as_dict(), "corpus_attribution": ATTRIBUTION.get(corpus_name, "images given by the caller"),

@@ -96,6 +96,37 @@ def default_output(chapter: Chapter, model: str | None) -> Path:
     return build_dir() / "runs" / chapter.notebook / f"{slug(model)}.ipynb"
 
 
+class _ProgressEcho:
+    """Echoes the lines a chapter's kernel writes to ``$ATTNCODA_PROGRESS`` to this terminal, prefixed by the chapter."""
+
+    def __init__(self, key: str):
+        import tempfile
+        import threading
+
+        fd, name = tempfile.mkstemp(prefix="attncoda-progress-", suffix=".log")
+        os.close(fd)
+        self.path, self.key = Path(name), key
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._follow, daemon=True)
+        self.thread.start()
+
+    def _follow(self) -> None:
+        with open(self.path, encoding="utf-8") as f:
+            while True:
+                line = f.readline()
+                if line:
+                    print(f"  [{self.key}] {line.rstrip()}", flush=True)
+                elif self.done.is_set():
+                    return
+                else:
+                    self.done.wait(0.5)
+
+    def stop(self) -> None:
+        self.done.set()
+        self.thread.join(timeout=5)
+        self.path.unlink(missing_ok=True)
+
+
 def run_chapter(
     name: str,
     model: str | None = None,
@@ -107,6 +138,8 @@ def run_chapter(
     """Execute one chapter with papermill and return the executed notebook's path."""
     import papermill
     from papermill.exceptions import PapermillExecutionError
+
+    from ..base.progress import ENV as progress_env
 
     chapter = find_chapter(name)
     if profile not in ("full", "small"):
@@ -137,9 +170,12 @@ def run_chapter(
     target = Path(output) if output else default_output(chapter, model)
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f".{target.stem}.part.ipynb")
-    env_before = {k: os.environ.get(k) for k in (*QUIET, "ATTNCODA_HOME")}
+    env_before = {k: os.environ.get(k) for k in (*QUIET, "ATTNCODA_HOME", progress_env)}
     os.environ.update(QUIET)
     os.environ["ATTNCODA_HOME"] = str(root)
+    echo = _ProgressEcho(chapter.key) if progress else None
+    if echo:
+        os.environ[progress_env] = str(echo.path)
     try:
         papermill.execute_notebook(
             str(source), str(partial), parameters=params, kernel_name="python3", cwd=str(root / "notebooks"), progress_bar=progress
@@ -149,6 +185,8 @@ def run_chapter(
         raise ChapterError(f"chapter {chapter.key!r}{on} failed in cell {err.exec_count}: {err.ename}: {err.evalue} "
                            f"(the last good page is kept; the failed run is in {partial})") from None
     finally:
+        if echo:
+            echo.stop()
         for k, v in env_before.items():
             if v is None:
                 os.environ.pop(k, None)

@@ -10,6 +10,7 @@ import time
 
 import numpy as np
 
+from ..base.progress import Steps
 from ..base.protocol import DEFAULT_EPS, PRUNE_SHARE, TEMPERATURES
 from ..math import coda
 from .redundancy import TEMPER_EPS
@@ -142,9 +143,16 @@ def sweep(model: str, seeds=(0, 1, 2), sparsities=None, metrics=tuple(SELECTION_
     loaded = load_model(model, resolve(model))
     ids = heldout_windows(loaded.processor, n_windows, length)
 
+    total = 1 + len(seeds) * len(metrics) * len(sparsities) + random_draws * len(sparsities)
+    steps = Steps(f"{model}: perplexity evaluations (cached ones are instant)", total)
+    done = [0]
+
     def ppl(flat, label):
         pairs = [(i // heads, i % heads) for i in flat]
-        return perplexity(loaded, ids, pairs, progress=label if progress else None)
+        result = perplexity(loaded, ids, pairs, progress=label if progress else None)
+        done[0] += 1
+        steps.step(done[0])
+        return result
 
     base = ppl([], "base")
     selections = []

@@ -1,0 +1,28 @@
+"""Long steps inside a chapter report to the reader's terminal: which model, which seed, how far, how long still."""
+
+import pytest
+
+from attncoda.base.progress import Steps, report
+from attncoda.face.chapters import run_chapter
+
+
+def test_report_is_silent_without_a_progress_file(monkeypatch, tmp_path):
+    monkeypatch.delenv("ATTNCODA_PROGRESS", raising=False)
+    report("nothing happens")
+    target = tmp_path / "p.log"
+    monkeypatch.setenv("ATTNCODA_PROGRESS", str(target))
+    report("one\nline")
+    assert target.read_text() == "one line\n", "a report is one line"
+    assert Steps("x", 2).line(2, now=Steps("x", 2).started + 3).startswith("x: 2/2, done in")
+
+
+@pytest.mark.slow
+def test_a_chapter_run_echoes_its_progress(tmp_path, monkeypatch, capsys):
+    from tiny_models import save_tiny
+
+    monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "cache"))
+    model = str(save_tiny("llama", tmp_path / "tiny-llama"))
+    run_chapter("measurement", model=model, parameters={"results_dir": str(tmp_path / "results")}, output=tmp_path / "m.ipynb", profile="small", progress=True)
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  [measurement]")]
+    assert any("seed 0: signatures" in line and "1/2" in line for line in lines), lines
+    assert any("done in" in line for line in lines)
