@@ -1,4 +1,4 @@
-"""A cache file of named arrays with a JSON header, written atomically and checked against a hash of its arrays."""
+"""Arrays: numpy from tensors, and a cache file of named arrays with a JSON header, written atomically and checked against a hash of its arrays."""
 
 from __future__ import annotations
 
@@ -10,6 +10,11 @@ from pathlib import Path
 import numpy as np
 
 from .files import atomic_write_bytes
+
+
+def as_numpy(x) -> np.ndarray:
+    """A torch tensor's values (detached, on the CPU) or any array-like, as a numpy array (torch is never imported)."""
+    return x.detach().cpu().numpy() if hasattr(x, "detach") else np.asarray(x)
 
 
 def arrays_digest(arrays: dict[str, np.ndarray]) -> str:

@@ -13,16 +13,13 @@ and sink-head sets). Results are cached like signatures.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..base.arrays import load_arrays, save_arrays
-from ..base.paths import cache_dir, slug
+from ..base.arrays import as_numpy, load_arrays, save_arrays
 from ..base.progress import Steps
 from ..math.pairdist import PAIR_METRICS, pair_distance_sums
 
@@ -57,7 +54,7 @@ class HeadDistanceAccumulator:
 
     def update(self, layer: int, weights, log_weights=None) -> None:
         """Keep one layer's float64 log-probabilities ``(batch, heads, L, L)`` until :meth:`flush`."""
-        logs = log_weights.cpu().numpy() if log_weights is not None else np.log(weights.cpu().numpy().astype(np.float64))
+        logs = as_numpy(log_weights) if log_weights is not None else np.log(as_numpy(weights).astype(np.float64))
         self.pending[layer] = logs
 
     def flush(self) -> None:
@@ -95,8 +92,10 @@ KEY_FIELDS = ("model", "weights_sha256", "corpus", "split", "n", "length", "seed
 
 
 def cache_path(meta: dict) -> Path:
-    key = hashlib.sha256(json.dumps({k: meta[k] for k in KEY_FIELDS}, sort_keys=True).encode()).hexdigest()
-    return cache_dir() / "head_distances" / slug(meta["model"]) / f"{key[:24]}.npz"
+    """Where a model's head distances are cached: a hash of its :data:`KEY_FIELDS`."""
+    from .cache import key_path
+
+    return key_path("head_distances", meta, KEY_FIELDS)
 
 
 def _save(result: HeadDistances, path: Path) -> None:
@@ -153,24 +152,14 @@ def compute(loaded, n: int, length: int, seed: int, corpus: str = "wikipedia", s
 
 def head_distances(model: str, n: int = 32, length: int = 128, seed: int = 0, corpus: str = "wikipedia", batch_size: int = 4,
                    progress: bool = False, refresh: bool = False) -> HeadDistances:
-    """Clark-style head distances of ``model`` from the cache, or computed once (loading the model) and cached atomically."""
-    from .models import load_model, resolve
-    from .signatures import identity_without_loading
+    """Clark-style head distances of ``model``, from the cache or computed once (:func:`attncoda.engine.cache.cache_or_compute`)."""
+    from .cache import cache_or_compute
 
-    def meta_for(sha: str) -> dict:
-        return {"model": model, "weights_sha256": sha, "corpus": corpus, "split": "sample", "n": int(n), "length": int(length),
-                "seed": int(seed), "batch_size": int(batch_size), "protocol": PROTOCOL}
+    def path_for(job, sha, sink):
+        return cache_path({"model": model, "weights_sha256": sha, "corpus": corpus, "split": "sample", "n": int(n), "length": int(length),
+                           "seed": int(seed), "batch_size": int(batch_size), "protocol": PROTOCOL})
 
-    ref = resolve(model)
-    identity = identity_without_loading(ref)
-    if identity is not None and not refresh:
-        cached = _load(cache_path(meta_for(identity[0])))
-        if cached is not None:
-            return cached
-    loaded = load_model(model, ref)
-    path = cache_path(meta_for(loaded.info.weights_sha256))
-    cached = None if refresh else _load(path)
-    if cached is None:
-        cached = compute(loaded, n, length, seed, corpus, "sample", batch_size, progress)
-        _save(cached, path)
-    return cached
+    def make(loaded, job):
+        return compute(loaded, n, length, seed, corpus, "sample", batch_size, progress)
+
+    return cache_or_compute(model, (seed,), path_for, _load, _save, make, refresh=refresh)[0]

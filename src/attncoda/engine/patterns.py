@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..base.arrays import as_numpy
 from ..base.protocol import EPS_SWEEP
 from .signatures import SignatureAccumulator, Signatures, sink_positions
 
@@ -26,18 +27,15 @@ TL_KEY = "blocks.{}.attn.hook_pattern"
 
 def _layers(patterns) -> list[np.ndarray]:
     """Per-layer ``(window, head, query, key)`` float arrays from any of the accepted inputs."""
-    def arr(x):
-        return np.asarray(x.detach().cpu().numpy() if hasattr(x, "detach") else x)
-
     if hasattr(patterns, "keys") and TL_KEY.format(0) in patterns.keys():
         layers, i = [], 0
         while TL_KEY.format(i) in patterns.keys():
-            layers.append(arr(patterns[TL_KEY.format(i)]))
+            layers.append(as_numpy(patterns[TL_KEY.format(i)]))
             i += 1
         return layers
     if isinstance(patterns, (list, tuple)):
-        return [arr(x) for x in patterns]
-    a = arr(patterns)
+        return [as_numpy(x) for x in patterns]
+    a = as_numpy(patterns)
     if a.ndim == 4:
         a = a[None]
     if a.ndim != 5:

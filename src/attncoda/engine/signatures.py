@@ -21,16 +21,13 @@ and carry a hash of their arrays, so a damaged file is detected and recomputed.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from ..base.arrays import load_arrays, save_arrays
-from ..base.paths import cache_dir
+from ..base.arrays import as_numpy, load_arrays, save_arrays
 from ..base.progress import Steps
 from ..base.protocol import DEFAULT_EPS, EPS_SWEEP
 from ..math.coda import closure, replace_zeros
@@ -144,11 +141,6 @@ class Signatures:
         return np.nanmean(self.stats[statistic][:, :, self.first_row :], axis=(1, 2))
 
 
-def _numpy(x) -> np.ndarray:
-    """A torch tensor's (detached, CPU) values or an array, as numpy."""
-    return x.detach().cpu().numpy() if hasattr(x, "detach") else np.asarray(x)
-
-
 class SignatureAccumulator:
     """Running sums, fed one layer's attention at a time (see :mod:`attncoda.engine.capture`)."""
 
@@ -175,7 +167,7 @@ class SignatureAccumulator:
 
         if weights.shape[-1] != self.sums.shape[-1] or weights.shape[-2] != self.sums.shape[-1]:
             raise ValueError(f"expected {self.sums.shape[-1]}×{self.sums.shape[-1]} attention maps, got {tuple(weights.shape[-2:])}")
-        maps = _numpy(weights)  # a view: (batch, heads, L, L) float32
+        maps = as_numpy(weights)  # a view: (batch, heads, L, L) float32
         rows = self._picked(maps).astype(np.float64)
         rows = rows / rows.sum(axis=-1, keepdims=True)  # float32 softmax rows, re-closed in float64
         self.sums[layer] += rows.sum(axis=0)
@@ -184,7 +176,7 @@ class SignatureAccumulator:
             self.log_sums[e][layer] += np.log(replace_zeros(rows, e)).sum(axis=0)
         self.rows[layer] += rows.shape[0]
         if log_weights is not None:
-            logs = _numpy(log_weights)
+            logs = as_numpy(log_weights)
             self.logit_sums[layer] += self._picked(logs).sum(axis=0)
             self.logit_rows[layer] += rows.shape[0]
             stats = row_statistics(logs, self.sink, self.causal, self.stats_eps, logs=True)
@@ -228,10 +220,6 @@ def key_fields(model: str, weights_sha256: str, default_sink: str, corpus: str, 
     return dict(zip(KEY_FIELDS, values))
 
 
-def cache_key(meta: dict) -> str:
-    return hashlib.sha256(json.dumps({k: meta[k] for k in KEY_FIELDS}, sort_keys=True).encode()).hexdigest()
-
-
 def _arrays(sig: Signatures) -> dict[str, np.ndarray]:
     out = {f"aitchison_{e:g}": v for e, v in sig.aitchison.items()}
     out["arithmetic"] = sig.arithmetic
@@ -243,9 +231,10 @@ def _arrays(sig: Signatures) -> dict[str, np.ndarray]:
 
 
 def cache_path(meta: dict) -> Path:
-    from ..base.paths import slug
+    """Where a set of signatures is cached: a hash of its :data:`KEY_FIELDS`."""
+    from .cache import key_path
 
-    return cache_dir() / "signatures" / slug(meta["model"]) / f"{cache_key(meta)[:24]}.npz"
+    return key_path("signatures", meta, KEY_FIELDS)
 
 
 def save(sig: Signatures, path: Path) -> None:
@@ -331,56 +320,20 @@ def _vision_length(loaded, one) -> int:
         return int(loaded.backbone(pixel_values=one).last_hidden_state.shape[1])
 
 
-def identity_without_loading(ref) -> tuple[str, str] | None:
-    """``(weights_sha256, default_sink)`` of a resolved model when they can be known without loading it (not for Hub ids)."""
-    from ..base.checksums import cached_sha256
-    from .models import default_sink, weights_checksum
-    from .registry import REGISTRY
-
-    if ref.kind == "registry":
-        entry = REGISTRY[ref.target]
-        return entry.sha256, entry.sink
-    if ref.kind == "gguf":
-        return cached_sha256(Path(ref.target)), "first"
-    if ref.kind == "local":
-        model_type = json.loads((Path(ref.target) / "config.json").read_text()).get("model_type")
-        return weights_checksum(Path(ref.target)), default_sink(model_type)
-    return None
-
-
 def signature_sets(model: str, seeds=(0,), n: int = 64, length: int = 128, corpus: str = "wikipedia", split: str = "sample",
                    batch_size: int = 8, eps_values=EPS_SWEEP, progress: bool = False, loaded=None, refresh: bool = False) -> list[Signatures]:
-    """One model's signatures for each seed: the engine's single entry point, which owns the cache-or-load decision.
+    """One model's signatures for each seed, from the cache or computed (:func:`attncoda.engine.cache.cache_or_compute`:
+    the model is loaded once, only when some seed is missing; a Hub id is always loaded, since its weights'
+    identity is known only after the download)."""
+    from .cache import cache_or_compute
 
-    The name is resolved once; every seed found in the cache is read from it; the
-    model is loaded (once) only when some seed is missing (or ``refresh``), and
-    what it computes is cached atomically. A Hub id is always loaded, since its
-    weights' identity is known only after the download.
-    """
-    from .models import load_model, resolve
+    def path_for(seed, sha, sink):
+        return cache_path(key_fields(model, sha, sink, corpus, split, n, length, seed, batch_size, eps_values))
 
-    def key_meta(sha: str, sink: str, seed: int) -> dict:
-        return key_fields(model, sha, sink, corpus, split, n, length, seed, batch_size, eps_values)
+    def make(loaded_model, seed):
+        return compute(loaded_model, n, length, seed, corpus, split, batch_size, eps_values, progress)
 
-    found: dict[int, Signatures] = {}
-    ref = resolve(model) if loaded is None else None
-    identity = identity_without_loading(ref) if ref is not None else None
-    if identity is not None and not refresh:
-        for seed in seeds:
-            cached = load(cache_path(key_meta(*identity, seed)))
-            if cached is not None:
-                found[seed] = cached
-    for seed in seeds:
-        if seed in found:
-            continue
-        loaded = loaded or load_model(model, ref)
-        path = cache_path(key_meta(loaded.info.weights_sha256, loaded.info.default_sink, seed))
-        cached = None if refresh else load(path)
-        if cached is None:
-            cached = compute(loaded, n, length, seed, corpus, split, batch_size, eps_values, progress)
-            save(cached, path)
-        found[seed] = cached
-    return [found[seed] for seed in seeds]
+    return cache_or_compute(model, tuple(seeds), path_for, load, save, make, loaded, refresh)
 
 
 def get_signatures(model: str, seed: int = 0, **options) -> Signatures:

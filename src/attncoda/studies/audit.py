@@ -81,7 +81,7 @@ def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_
     first = sigs[0]
     sink_name, keys = parse_sink(sink, first)
     per_seed = []
-    for seed, sig in enumerate(sigs):
+    for sig in sigs:
         rows = sig.heads()
         triples = sample_triples(len(rows), n_triples, sig.meta["seed"])
         v = [closer_verdicts(distances(m, rows, conv, keys, DEFAULT_EPS), triples, m.larger_is_closer) for conv in ("keep", "drop")]

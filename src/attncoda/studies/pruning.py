@@ -13,31 +13,11 @@ import numpy as np
 from ..base.progress import Steps
 from ..base.protocol import DEFAULT_EPS, PRUNE_SHARE, TEMPERATURES
 from ..math import coda
-from .redundancy import TEMPER_EPS
+from .redundancy import TEMPER_EPS, nearest_in_layer
 from .reversal import distances
 
 SELECTION_METRICS = {"js": ("js", "drop"), "content": ("content", "keep"), "aitchison": ("aitchison", "keep")}
 """Selection metric → (row metric, convention): JS′ is dropped-row JS; d_A^⊥ is the same under both; total d_A keeps the sink."""
-
-
-def nearest_in_layer(dist: np.ndarray, layers: int, heads: int) -> tuple[np.ndarray, np.ndarray]:
-    """For each head: the distance to, and index of, the nearest other head of its own layer.
-
-    Examples
-    --------
-    >>> d = np.array([[0, 1, 5, 5], [1, 0, 5, 5], [5, 5, 0, 2], [5, 5, 2, 0]], float)
-    >>> values, nearest = nearest_in_layer(d, 2, 2)
-    >>> values.tolist(), nearest.tolist()
-    ([1.0, 1.0, 2.0, 2.0], [1, 0, 3, 2])
-    """
-    values, nearest = np.empty(layers * heads), np.empty(layers * heads, dtype=np.int64)
-    for layer in range(layers):
-        lo = layer * heads
-        block = dist[lo : lo + heads, lo : lo + heads].copy()
-        np.fill_diagonal(block, np.inf)
-        nearest[lo : lo + heads] = lo + block.argmin(axis=1)
-        values[lo : lo + heads] = block.min(axis=1)
-    return values, nearest
 
 
 def target_count(sparsity: float, total: int) -> int:
@@ -138,9 +118,9 @@ def sweep(model: str, seeds=(0, 1, 2), sparsities=None, metrics=tuple(SELECTION_
 
     sparsities = tuple(sparsities or SPARSITIES)
     started = time.perf_counter()
-    sigs = signature_sets(model, tuple(seeds), n=signature_n, length=length)
+    loaded = load_model(model, resolve(model))  # needed for perplexity anyway: signatures reuse it instead of loading again
+    sigs = signature_sets(model, tuple(seeds), n=signature_n, length=length, loaded=loaded)
     layers, heads, _ = sigs[0].shape
-    loaded = load_model(model, resolve(model))
     ids = heldout_windows(loaded.processor, n_windows, length)
 
     total = 1 + len(seeds) * len(metrics) * len(sparsities) + random_draws * len(sparsities)

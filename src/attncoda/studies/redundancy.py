@@ -17,21 +17,29 @@ TEMPER_EPS = float(np.finfo(np.float64).tiny)
 """Zero replacement for tempered signatures: only true underflow, so the exact ``clr(p)/τ`` scaling holds."""
 
 
-def within_layer_redundancy(dist: np.ndarray, layers: int, heads: int) -> np.ndarray:
-    """Distance from each head to the nearest other head of its own layer (heads in layer-major order).
+def nearest_in_layer(dist: np.ndarray, layers: int, heads: int) -> tuple[np.ndarray, np.ndarray]:
+    """For each head (layer-major order): the distance to, and index of, the nearest other head of its own layer.
 
     Examples
     --------
     >>> d = np.array([[0, 1, 5, 5], [1, 0, 5, 5], [5, 5, 0, 2], [5, 5, 2, 0]], float)
-    >>> within_layer_redundancy(d, layers=2, heads=2).tolist()
-    [1.0, 1.0, 2.0, 2.0]
+    >>> values, nearest = nearest_in_layer(d, 2, 2)
+    >>> values.tolist(), nearest.tolist()
+    ([1.0, 1.0, 2.0, 2.0], [1, 0, 3, 2])
     """
-    out = np.empty(layers * heads)
+    values, nearest = np.empty(layers * heads), np.empty(layers * heads, dtype=np.int64)
     for layer in range(layers):
-        block = dist[layer * heads : (layer + 1) * heads, layer * heads : (layer + 1) * heads].copy()
+        lo = layer * heads
+        block = dist[lo : lo + heads, lo : lo + heads].copy()
         np.fill_diagonal(block, np.inf)
-        out[layer * heads : (layer + 1) * heads] = block.min(axis=1)
-    return out
+        nearest[lo : lo + heads] = lo + block.argmin(axis=1)
+        values[lo : lo + heads] = block.min(axis=1)
+    return values, nearest
+
+
+def within_layer_redundancy(dist: np.ndarray, layers: int, heads: int) -> np.ndarray:
+    """Distance from each head to the nearest other head of its own layer (see :func:`nearest_in_layer`)."""
+    return nearest_in_layer(dist, layers, heads)[0]
 
 
 def most_redundant(values: np.ndarray, share: float = PRUNE_SHARE) -> set[int]:

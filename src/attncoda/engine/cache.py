@@ -1,0 +1,68 @@
+"""The engine's one cache-or-load decision, shared by everything it computes from a model (signatures, head distances).
+
+A model name is resolved once. Every job (e.g. a seed) whose result is in the cache is read from it, with the
+model's weights identity known without loading it where possible; the model is loaded once, only when some
+job is missing, and each computed result is written atomically under a key that hashes what it depends on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Callable
+
+from ..base.paths import cache_dir, slug
+
+
+def key_path(kind: str, meta: dict, fields) -> Path:
+    """``$ATTNCODA_CACHE/<kind>/<model>/<hash of meta's fields>.npz``."""
+    key = hashlib.sha256(json.dumps({k: meta[k] for k in fields}, sort_keys=True).encode()).hexdigest()
+    return cache_dir() / kind / slug(meta["model"]) / f"{key[:24]}.npz"
+
+
+def identity_without_loading(ref) -> tuple[str, str] | None:
+    """``(weights_sha256, default_sink)`` of a resolved model when they can be known without loading it (not for Hub ids)."""
+    from ..base.checksums import cached_sha256
+    from .models import default_sink, weights_checksum
+    from .registry import REGISTRY
+
+    if ref.kind == "registry":
+        entry = REGISTRY[ref.target]
+        return entry.sha256, entry.sink
+    if ref.kind == "gguf":
+        return cached_sha256(Path(ref.target)), "first"
+    if ref.kind == "local":
+        model_type = json.loads((Path(ref.target) / "config.json").read_text()).get("model_type")
+        return weights_checksum(Path(ref.target)), default_sink(model_type)
+    return None
+
+
+def cache_or_compute(model: str, jobs, path_for: Callable, read: Callable, write: Callable, compute: Callable,
+                     loaded=None, refresh: bool = False) -> list:
+    """One result per job, from the cache or computed.
+
+    ``path_for(job, weights_sha256, default_sink)`` names a job's cache file; ``read(path)`` returns its
+    result or None; ``compute(loaded, job)`` makes one and ``write(result, path)`` stores it.
+    """
+    from .models import load_model, resolve
+
+    found = {}
+    ref = resolve(model) if loaded is None else None
+    identity = identity_without_loading(ref) if ref is not None else None
+    if identity is not None and not refresh:
+        for job in jobs:
+            cached = read(path_for(job, *identity))
+            if cached is not None:
+                found[job] = cached
+    for job in jobs:
+        if job in found:
+            continue
+        loaded = loaded or load_model(model, ref)
+        path = path_for(job, loaded.info.weights_sha256, loaded.info.default_sink)
+        cached = None if refresh else read(path)
+        if cached is None:
+            cached = compute(loaded, job)
+            write(cached, path)
+        found[job] = cached
+    return [found[job] for job in jobs]
