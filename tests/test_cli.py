@@ -38,6 +38,10 @@ BAD_INPUTS = [
     (["run", "pruning", "-p", "seeds", "[0, -2]"], "chapter 'pruning': parameter seeds = [0, -2] must be a list of non-negative whole numbers"),
     (["run", "theory", "--model", "gpt2"], "chapter 'theory' does not take a model"),
     (["run", "nope"], "unknown chapter 'nope'"),
+    (["run", "collapse", "--model", "minilm-l6"], "'minilm-l6' is one model, not a series"),
+    (["run", "collapse", "--model", "EleutherAI/pythia-70m@step1000"], "names one revision; drop '@step1000'"),
+    (["run", "collapse", "--model", "./nowhere/step0,./nowhere/step1"], "no such model folder or file"),
+    (["book", "--scheduler", "tcp://127.0.0.1:9"], "cannot reach the Dask scheduler at tcp://127.0.0.1:9"),
     (["models", "--install", "nosuch"], "unknown model 'nosuch' for --install; the offline models are: minilm-l6"),
 ]
 

@@ -36,7 +36,12 @@ def test_every_notebook_is_a_chapter_and_in_the_toc():
 def test_chapter_executes_on_small_profile(key, tmp_path, monkeypatch):
     chapter = CHAPTERS[key]
     model = None
-    if chapter.per_model:  # a model the chapter has never seen: a tiny one, saved to a folder
+    if chapter.series:  # a checkpoint series the chapter has never seen: tiny "checkpoints" saved to folders
+        from tiny_models import save_tiny_series
+
+        monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "cache"))
+        model = ",".join(str(f) for f in save_tiny_series(chapter.test_family, tmp_path / f"tiny-{chapter.test_family}"))
+    elif chapter.per_model:  # a model the chapter has never seen: a tiny one, saved to a folder
         from tiny_models import save_tiny
 
         monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "cache"))
@@ -53,10 +58,15 @@ def test_chapter_executes_on_small_profile(key, tmp_path, monkeypatch):
     if key != "reproducibility":
         from attncoda.base.paths import slug
 
-        result = json.loads((tmp_path / "results" / key / f"{slug(model or 'synthetic')}.json").read_text())
+        from attncoda.engine.checkpoints import series_name
+
+        name = series_name(model) if chapter.series else (model or "synthetic")
+        result = json.loads((tmp_path / "results" / key / f"{slug(name)}.json").read_text())
         prov = result["provenance"]
-        assert {"code", "parameters", "seed", "wall_time_s"} <= set(prov)
+        assert {"code", "parameters", "seed"} <= set(prov) and "wall_time_s" not in prov, "run times go to the timings file"
         assert prov["parameters"]
+        timings = json.loads((tmp_path / "results" / key / "timings" / f"{slug(name)}.json").read_text())
+        assert timings["provenance"]["wall_time_s"] > 0
 
 
 def test_unknown_chapter_is_one_clear_line():
@@ -68,3 +78,17 @@ def test_unknown_chapter_is_one_clear_line():
 def test_synthetic_chapters_refuse_a_model():
     with pytest.raises(ChapterError, match="does not take a model"):
         run_chapter("theory", model="gpt2")
+
+
+@pytest.mark.slow
+def test_collapse_chapter_trains_and_measures_its_suite_on_the_small_profile(tmp_path, monkeypatch):
+    """The default path (no --model): the suite trained for a few steps, walked, and one default model's endpoint."""
+    monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "cache"))
+    out = run_chapter("collapse", parameters={"results_dir": str(tmp_path / "results")}, output=tmp_path / "collapse.ipynb", profile="small", progress=False)
+    nb = nbformat.read(out, as_version=4)
+    assert not [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    result = json.loads((tmp_path / "results" / "collapse" / "suite.json").read_text())["results"]
+    assert result["mode"] == "suite" and len(result["runs"]) == 4 and set(result["endpoints"]) == {"minilm-l6"}
+    assert all([p["step"] for p in r["points"]] == [0, 1, 2, 4] for r in result["runs"].values())
+    timings = json.loads((tmp_path / "results" / "collapse" / "timings" / "suite.json").read_text())["results"]["runs"]
+    assert set(timings) == set(result["runs"]) and all(t["training"]["training_seconds"] > 0 for t in timings.values())

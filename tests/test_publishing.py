@@ -19,12 +19,16 @@ def test_workflow_builds_with_make_book_and_publishes_the_html():
     assert upload["with"]["path"] == "_build/html"
     assert any("attncoda" in str(s.get("with", {}).get("path", "")) for s in steps), "the model and signature caches are restored"
     assert flow["jobs"]["deploy"]["needs"] == "build"
+    colab = next(s for s in steps if str(s.get("uses", "")).startswith("peaceiris/actions-gh-pages"))
+    from attncoda.face.book import COLAB_BRANCH
+
+    assert colab["with"]["publish_branch"] == COLAB_BRANCH and colab["with"]["publish_dir"] == "_build/colab" and colab["with"]["keep_files"]
 
 
 def test_the_repository_address_is_the_same_everywhere():
     url = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"].rstrip("/")
     for nb in sorted((ROOT / "notebooks").glob("*.ipynb")):
         sources = "".join("".join(c["source"]) for c in json.loads(nb.read_text())["cells"])
-        cloned = re.findall(r"git clone[^\n]*?(https://\S+)", sources)
+        cloned = re.findall(r'^REPOSITORY = "([^"]+)"', sources, flags=re.M)
         assert cloned and all(u.rstrip("/") == url for u in cloned), f"{nb.name} clones {cloned}, _config.yml says {url}"
     assert url in (ROOT / "README.md").read_text()

@@ -137,3 +137,19 @@ def tiny_inputs(loaded, n: int = 2, length: int = 24) -> dict:
 def tiny_family_folders(root: Path) -> dict:
     """Every tiny family saved under ``root`` (for a module-scoped fixture)."""
     return {f: save_tiny(f, Path(root) / f) for f in FAMILIES}
+
+
+def save_tiny_series(family: str, folder: Path, steps=(0, 10, 20)) -> list[Path]:
+    """Tiny ``family`` "checkpoints" named ``step<k>``: the same architecture with weights drawn from seed ``k`` (as if trained)."""
+    folders = []
+    for k in steps:
+        target = Path(folder) / f"step{k}"
+        save_tiny(family, target)
+        torch.manual_seed(k)
+        model = tf.AutoModelForCausalLM.from_pretrained(target)
+        with torch.no_grad():
+            for p in model.parameters():
+                p.add_(0.02 * k ** 0.5 * torch.randn_like(p))
+        model.save_pretrained(target)
+        folders.append(target)
+    return folders

@@ -14,7 +14,10 @@ from .files import atomic_write_bytes
 
 def as_numpy(x) -> np.ndarray:
     """A torch tensor's values (detached, on the CPU) or any array-like, as a numpy array (torch is never imported)."""
-    return x.detach().cpu().numpy() if hasattr(x, "detach") else np.asarray(x)
+    if not hasattr(x, "detach"):
+        return np.asarray(x)
+    x = x.detach().cpu()
+    return (x.float() if str(x.dtype) in ("torch.bfloat16", "torch.float16") else x).numpy()  # numpy has no bfloat16
 
 
 def arrays_digest(arrays: dict[str, np.ndarray]) -> str:

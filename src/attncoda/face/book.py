@@ -26,6 +26,43 @@ def stage_sources() -> Path:
     return stage
 
 
+COLAB_BRANCH = "colab"
+"""The repository branch the publishing workflow pushes ``_build/colab`` to; the Colab buttons open notebooks there."""
+
+
+def write_colab_notebooks(stage: Path) -> Path | None:
+    """Write each chapter's source notebook, its Colab cell pinned to this commit, to ``_build/colab/<commit>/notebooks/``,
+    and point the staged book's Colab buttons at them (branch :data:`COLAB_BRANCH`, folder ``<commit>``).
+
+    Only from a clean tree (the pinned commit must hold the code that ran); otherwise the buttons open ``main``.
+    """
+    import re
+
+    import nbformat
+
+    from ..base.provenance import code_version
+    from .colab import pin_colab_cell, repository_url
+
+    version = code_version()
+    commit = version.get("git_commit") if version.get("clean") else None
+    if commit is None:
+        print("the package or notebooks have uncommitted changes: the Colab buttons open the notebooks on main", flush=True)
+        return None
+    folder = build_dir() / "colab" / commit / "notebooks"
+    folder.mkdir(parents=True, exist_ok=True)
+    url = repository_url()
+    for chapter in CHAPTERS.values():
+        nb = nbformat.read(str(repo_root() / "notebooks" / f"{chapter.notebook}.ipynb"), as_version=4)
+        for cell in nb.cells:
+            if "colab" in cell.metadata.get("tags", []):
+                cell.source = pin_colab_cell(cell.source, url, commit)
+        nbformat.write(nb, str(folder / f"{chapter.notebook}.ipynb"))
+    config = stage / "_config.yml"
+    text = re.sub(r"^(  branch:).*$", rf"\1 {COLAB_BRANCH}", config.read_text(), count=1, flags=re.M)
+    config.write_text(re.sub(r'^(  path_to_book:).*$', rf'\1 "{commit}"', text, count=1, flags=re.M))
+    return folder
+
+
 def _jupyter_book() -> str:
     beside = Path(sys.executable).with_name("jupyter-book")
     found = str(beside) if beside.exists() else shutil.which("jupyter-book")
@@ -48,28 +85,37 @@ def chapter_key(chapter, model: str | None, profile: str) -> str:
     root = repo_root()
     h = hashlib.sha256()
     h.update((root / "notebooks" / f"{chapter.notebook}.ipynb").read_bytes())
-    h.update(json.dumps({"model": model, "profile": profile, "source": source_sha256()}, sort_keys=True).encode())
+    from ..engine.models import load_options
+
+    h.update(json.dumps({"model": model, "profile": profile, "source": source_sha256(), "load": load_options()}, sort_keys=True).encode())
     for name in INPUTS:
         path = root / name
         h.update(path.read_bytes() if path.exists() else b"-")
     return h.hexdigest()
 
 
-def build_book(profile: str = "full", run: bool = True, strict: bool = True, preset: str | None = None, reuse: bool = True) -> Path:
+def build_book(profile: str = "full", run: bool = True, strict: bool = True, preset: str | None = None, reuse: bool = True,
+               jobs: int = 1, scheduler: str | None = None) -> Path:
     """Run every chapter (unless ``run`` is False), then build ``_build/html``; returns its path.
 
     A chapter whose :func:`chapter_key` matches its last executed copy is not rerun (``reuse=False`` reruns
     everything). With ``preset``, the measurement chapter measures that preset's models instead of the defaults.
-    Prints each chapter's time and the total.
+    With ``jobs`` > 1 or a Dask ``scheduler``, the chapters' (model, seed) jobs are computed in parallel first
+    (:mod:`attncoda.face.jobs`). Prints each chapter's time and the total.
     """
     from ..base.paths import results_dir
 
     started = time.perf_counter()
     stage = stage_sources()
+    if run and (jobs > 1 or scheduler):
+        from .jobs import plan, run_all
+
+        done = run_all(plan(profile), workers=jobs, scheduler=scheduler)
+        print(f"precomputed {done['jobs']} jobs in {done['seconds']:.0f} s ({'Dask at ' + scheduler if scheduler else f'{jobs} processes'})", flush=True)
     for chapter in CHAPTERS.values():
         executed = stage / "notebooks" / f"{chapter.notebook}.ipynb"
         if run:
-            model = f"preset:{preset}" if preset and chapter.key == "measurement" else None
+            model = f"preset:{preset}" if preset and chapter.key.startswith("measurement") else None
             key = chapter_key(chapter, model, profile)
             stamp = executed.with_suffix(".key")
             has_results = any((results_dir() / chapter.key).glob("*.json"))
@@ -85,6 +131,7 @@ def build_book(profile: str = "full", run: bool = True, strict: bool = True, pre
             print(f"chapter {chapter.key}: done in {time.perf_counter() - t0:.0f} s", flush=True)
         elif not executed.exists():
             raise ChapterError(f"{executed} has not been executed yet; run without --no-run")
+    write_colab_notebooks(stage)
     command = [_jupyter_book(), "build", str(stage), "--path-output", str(build_dir().parent), "--builder", "html"]
     if strict:
         command += ["--warningiserror", "--keep-going"]

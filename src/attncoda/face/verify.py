@@ -15,10 +15,10 @@ from pathlib import Path
 from ..base.errors import ChapterError
 from ..base.paths import results_dir
 from .chapters import find_chapter, run_chapter
+from .results import TIMES
 
 MODEL_TOLERANCE = 1e-3
 """Relative tolerance for chapters that run a model (a reversal rate moves by 2e-5 per flipped triple of 50,000)."""
-TIMES = ("wall_time_s", "seconds", "compute_s", "chapter_seconds", "measure_seconds")
 
 
 def leaves(value, path: str = ""):

@@ -94,13 +94,33 @@ def summarize(per_seed: list[dict]) -> dict:
 
 def measure(model: str, seeds=SEEDS, n: int = N_WINDOWS, length: int = WINDOW_LENGTH, n_triples: int = N_TRIPLES,
             batch_size: int = 8, progress: bool = False) -> dict:
-    """Every per-model number of the chapter (signatures from the cache, computed when missing)."""
-    from ..engine.signatures import signature_sets
+    """Every per-model number of the chapter (signatures from the cache, computed when missing).
+
+    The result is cached too (``$ATTNCODA_CACHE/measurements``), keyed by its signatures' cache keys, ``n_triples``
+    and the package source's hash, so the chapter's section pages share one computation. It is returned as
+    plain JSON values, the same whether computed or read.
+    """
+    import json
+
+    from ..base.files import atomic_write_json
+    from ..base.provenance import source_sha256
+    from ..engine.cache import key_path
+    from ..engine.signatures import cache_path, signature_sets
 
     sigs = signature_sets(model, tuple(seeds), n=n, length=length, batch_size=batch_size, progress=progress)
+    key = {"model": model, "signatures": [cache_path(s.meta).stem for s in sigs], "n_triples": int(n_triples), "source": source_sha256()}
+    path = key_path("measurements", key, tuple(key)).with_suffix(".json")
+    if path.exists():
+        try:
+            return json.loads(path.read_text())
+        except ValueError:  # a damaged file: measure again
+            pass
     per_seed = [measure_signatures(sig, seed, n_triples, details=(i == 0)) for i, (seed, sig) in enumerate(zip(seeds, sigs))]
     first = sigs[0]
     layers, heads, _ = first.shape
-    return {"model": model, "model_info": first.meta["model_info"], "protocol": {k: first.meta[k] for k in PROTOCOL_FIELDS},
-            "weights_sha256": first.meta["weights_sha256"], "layers": layers, "heads": heads, "sink": list(first.sink()), "seeds": list(seeds),
-            "n_triples": n_triples, "summary": summarize(per_seed), "per_seed": per_seed}
+    result = {"model": model, "model_info": first.meta["model_info"], "protocol": {k: first.meta[k] for k in PROTOCOL_FIELDS},
+              "weights_sha256": first.meta["weights_sha256"], "layers": layers, "heads": heads, "sink": list(first.sink()), "seeds": list(seeds),
+              "n_triples": n_triples, "summary": summarize(per_seed), "per_seed": per_seed}
+    result = json.loads(json.dumps(result))
+    atomic_write_json(path, result)
+    return result

@@ -1,0 +1,55 @@
+"""A model's own architecture at its family's initialization: the start of the endpoint collapse share (MATH.md section 7).
+
+The trained model's class is built again from its config under ``torch.manual_seed(init_seed)``, so
+its weights are drawn by the family's own initializer (``post_init``); the tokenizer is the trained
+model's. Its signatures are cached under a weights identity that hashes the trained model's identity,
+the init seed and the library versions, so the untrained model is built only when they are missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import replace
+
+from ..base.protocol import EPS_SWEEP
+
+
+def initialized(loaded, init_seed: int = 0):
+    """A :class:`~attncoda.engine.models.LoadedModel` of the same class and config, freshly initialized with ``init_seed``."""
+    import torch
+
+    from .models import LoadedModel
+
+    config = loaded.model.config
+    config._attn_implementation = "eager"
+    torch.manual_seed(init_seed)
+    model = type(loaded.model)(config)
+    model.eval()
+    info = replace(loaded.info, name=f"{loaded.info.name}@init{init_seed}", weights_sha256=init_identity(loaded.info.weights_sha256, init_seed),
+                   source=f"{loaded.info.source}, re-initialized (seed {init_seed})", notes=(*loaded.info.notes, f"untrained: initialized with seed {init_seed}"))
+    return LoadedModel(info=info, model=model, processor=loaded.processor)
+
+
+def init_identity(trained_sha256: str, init_seed: int) -> str:
+    """Weights identity of the initialized twin: a hash of the trained identity, the seed and the torch/transformers versions."""
+    import torch
+    import transformers
+
+    text = f"init|{trained_sha256}|{init_seed}|torch {torch.__version__}|transformers {transformers.__version__}"
+    return "init:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def init_signatures(model: str, init_seed: int = 0, seed: int = 0, n: int = 64, length: int = 128, corpus: str = "wikipedia",
+                    split: str = "sample", batch_size: int = 8, eps_values=EPS_SWEEP, refresh: bool = False):
+    """Signatures of ``model``'s architecture at initialization, on the same windows as :func:`~attncoda.engine.signatures.get_signatures`."""
+    from .cache import cache_or_compute
+    from .signatures import cache_path, compute, key_fields, load, save
+
+    def path_for(job, sha, sink):
+        return cache_path(key_fields(f"{model}@init{init_seed}", init_identity(sha, init_seed), sink, corpus, split, n, length, job,
+                                     batch_size, eps_values))
+
+    def make(loaded, job):
+        return compute(initialized(loaded, init_seed), n, length, job, corpus, split, batch_size, eps_values)
+
+    return cache_or_compute(model, (seed,), path_for, load, save, make, refresh=refresh)[0]

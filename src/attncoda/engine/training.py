@@ -1,0 +1,285 @@
+"""Train the collapse chapter's suite: small GPT-NeoX models (Pythia's architecture) on the offline corpus,
+with checkpoints on Pythia's log-spaced schedule, so that trajectories exist without the Hub.
+
+* **Tokenizer.** A byte-level BPE of ``vocab`` entries trained on the corpus's sample split. It puts a
+  ``<|bos|>`` token first in every window, so key 0 is the same token everywhere: small models trained
+  for minutes grow a sink there, and grow none when windows start at a random token.
+* **Data.** Batch ``k`` of seed ``s`` holds ``batch`` windows ``[BOS] + (length − 1)`` tokens taken at
+  offsets drawn by ``numpy.random.default_rng([s, k])`` from the sample split's token stream. A batch
+  depends on (seed, step) only, so a resumed run sees exactly the data an uninterrupted one would.
+* **Optimiser.** AdamW (β = 0.9, 0.95; weight decay ``weight_decay``), linear warm-up, then cosine decay to 10 %
+  of the peak rate (the shape Pythia used).
+* **Checkpoints** at steps 0, 1, 2, 4, …, 2^k < ``steps``, and ``steps``. Each is a saved Hugging Face
+  folder (weights, config, tokenizer) plus the optimiser state, written atomically under a key that
+  hashes the whole configuration: an interrupted run resumes from its last checkpoint and ends with
+  the same bits as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..base.paths import cache_dir
+from ..base.protocol import SUITE_STEPS
+from ..base.progress import Steps, report
+
+TRAINING_VERSION = 1
+TRAINING_THREADS = 2
+"""Torch threads for training, on every machine and in every worker: a backward pass sums in an order that depends on
+the thread count, so a fixed count is what makes a seed give the same bits everywhere (forward passes do not depend on it)."""
+BOS = "<|bos|>"
+EOS = "<|endoftext|>"
+
+
+@dataclass(frozen=True)
+class SuiteRun:
+    """One trained model of the suite: its size, seed and every setting its checkpoints depend on."""
+
+    size: str
+    hidden: int
+    layers: int
+    heads: int
+    seed: int
+    steps: int = SUITE_STEPS
+    batch: int = 16
+    length: int = 128
+    learning_rate: float = 2e-3
+    weight_decay: float = 0.01
+    warmup: int = 100
+    vocab: int = 2048
+    corpus: str = "wikipedia"
+
+    @property
+    def name(self) -> str:
+        return f"neox-{self.size}-seed{self.seed}"
+
+    def key(self) -> str:
+        """A hash of every field, the training code's version and the torch version (its kernels fix the last bits)."""
+        import torch
+
+        text = json.dumps({**asdict(self), "version": TRAINING_VERSION, "torch": torch.__version__}, sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def folder(self) -> Path:
+        return cache_dir() / "suite" / f"{self.name}-{self.key()}"
+
+    def checkpoint(self, step: int) -> Path:
+        return self.folder() / f"step{step}"
+
+
+def log_spaced_steps(total: int) -> list[int]:
+    """Checkpoint steps: 0, the powers of two below ``total``, and ``total``.
+
+    Examples
+    --------
+    >>> log_spaced_steps(100)
+    [0, 1, 2, 4, 8, 16, 32, 64, 100]
+    """
+    if total < 1:
+        raise ValueError(f"a run needs at least one step, got {total}")
+    steps, k = [0], 1
+    while k < total:
+        steps.append(k)
+        k *= 2
+    return steps + [total]
+
+
+def learning_rate(step: int, run: SuiteRun) -> float:
+    """Linear warm-up over ``warmup`` steps, then cosine decay from the peak to 10 % of it at ``steps``."""
+    if step < run.warmup:
+        return run.learning_rate * (step + 1) / run.warmup
+    progress = (step - run.warmup) / max(1, run.steps - run.warmup)
+    return run.learning_rate * (0.1 + 0.9 * 0.5 * (1 + np.cos(np.pi * min(progress, 1.0))))
+
+
+# --------------------------------------------------------------------------- tokenizer and data
+
+
+def _atomic_folder(final: Path, fill) -> Path:
+    """Write a folder through a staging twin and rename it into place: it exists complete or not at all."""
+    if final.exists():
+        return final
+    final.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
+    try:
+        fill(staging)
+        os.replace(staging, final)
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)
+        if not final.exists():  # not a parallel job that finished the same folder first
+            raise
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return final
+
+
+def suite_tokenizer(vocab: int = 2048, corpus: str = "wikipedia"):
+    """The suite's byte-level BPE tokenizer (trained once on the sample split, then read from the cache)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    from .corpus import split_documents
+
+    def train(folder: Path) -> None:
+        tok = Tokenizer(models.BPE())
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tok.decoder = decoders.ByteLevel()
+        trainer = trainers.BpeTrainer(vocab_size=vocab, special_tokens=[BOS, EOS], initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                      show_progress=False)
+        tok.train_from_iterator((text for _, text in split_documents(corpus, "sample")), trainer=trainer)
+        tok.post_processor = processors.TemplateProcessing(single=f"{BOS} $A", special_tokens=[(BOS, tok.token_to_id(BOS))])
+        PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=BOS, eos_token=EOS).save_pretrained(folder)
+
+    return PreTrainedTokenizerFast.from_pretrained(_atomic_folder(tokenizer_folder(vocab, corpus), train))
+
+
+def tokenizer_folder(vocab: int = 2048, corpus: str = "wikipedia") -> Path:
+    """Where the suite's tokenizer is cached."""
+    return cache_dir() / "suite" / f"tokenizer-{corpus}-{vocab}-v{TRAINING_VERSION}"
+
+
+def token_stream(tokenizer, corpus: str = "wikipedia") -> np.ndarray:
+    """Every sample-split document of ``corpus``, tokenized without special tokens, joined by ``<|endoftext|>``."""
+    from .corpus import split_documents
+
+    eos = tokenizer.convert_tokens_to_ids(EOS)
+    texts = [text for _, text in split_documents(corpus, "sample")]
+    ids = tokenizer(texts, add_special_tokens=False)["input_ids"]
+    return np.fromiter((t for doc in ids for t in (*doc, eos)), dtype=np.int64)
+
+
+def batch_at(stream: np.ndarray, run: SuiteRun, step: int, bos_id: int) -> np.ndarray:
+    """Batch ``step`` of ``run``: ``(batch, length)`` ids, each row ``[BOS]`` then ``length − 1`` consecutive stream tokens."""
+    rng = np.random.default_rng([run.seed, step])
+    starts = rng.integers(0, len(stream) - run.length, size=run.batch)
+    body = np.stack([stream[s : s + run.length - 1] for s in starts])
+    return np.concatenate([np.full((run.batch, 1), bos_id, dtype=np.int64), body], axis=1)
+
+
+# --------------------------------------------------------------------------- model and training
+
+
+def neox_config(run: SuiteRun, tokenizer):
+    """Pythia's architecture at the run's size: GPT-NeoX with parallel residual, rotary on 25 % of each head, untied output."""
+    from transformers import GPTNeoXConfig
+
+    return GPTNeoXConfig(
+        vocab_size=len(tokenizer), hidden_size=run.hidden, num_hidden_layers=run.layers, num_attention_heads=run.heads,
+        intermediate_size=4 * run.hidden, max_position_embeddings=run.length, rotary_pct=0.25, use_parallel_residual=True,
+        tie_word_embeddings=False, bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+        attention_dropout=0.0, hidden_dropout=0.0,
+    )
+
+
+def parameter_count(run: SuiteRun) -> int:
+    """Parameters of a run's model (embeddings included)."""
+    import torch
+    from transformers import GPTNeoXForCausalLM
+
+    with torch.device("meta"):
+        model = GPTNeoXForCausalLM(neox_config(run, suite_tokenizer(run.vocab, run.corpus)))
+    return sum(p.numel() for p in model.parameters())
+
+
+def _save_checkpoint(run: SuiteRun, step: int, model, tokenizer, optimizer, seconds: float) -> None:
+    import torch
+
+    def fill(folder: Path) -> None:
+        model.save_pretrained(folder)
+        tokenizer.save_pretrained(folder)
+        torch.save(optimizer.state_dict(), folder / "optimizer.pt")
+        (folder / "training.json").write_text(json.dumps({"run": asdict(run), "step": step, "training_seconds": seconds}, indent=1))
+
+    _atomic_folder(run.checkpoint(step), fill)
+
+
+def _last_checkpoint(run: SuiteRun) -> int | None:
+    done = [s for s in log_spaced_steps(run.steps) if (run.checkpoint(s) / "training.json").exists()]
+    return max(done) if done else None
+
+
+def train(run: SuiteRun, retrain: bool = False) -> list[Path]:
+    """Train ``run`` (or resume it from its last checkpoint); return its checkpoint folders in step order.
+
+    ``retrain`` deletes the run's cached checkpoints first. Wall time is recorded in each checkpoint's
+    ``training.json`` (cumulative seconds of training, resumed runs included).
+    """
+    import torch
+
+    schedule = log_spaced_steps(run.steps)
+    if retrain:
+        shutil.rmtree(run.folder(), ignore_errors=True)
+    last = _last_checkpoint(run)
+    if last == run.steps:
+        return [run.checkpoint(s) for s in schedule]
+    previous_threads = torch.get_num_threads()
+    torch.set_num_threads(TRAINING_THREADS)
+    try:
+        _train(run, last, schedule)
+    finally:
+        torch.set_num_threads(previous_threads)
+    return [run.checkpoint(s) for s in schedule]
+
+
+def _train(run: SuiteRun, last: int | None, schedule: list[int]) -> None:
+    import torch
+    from transformers import GPTNeoXForCausalLM
+
+    tokenizer = suite_tokenizer(run.vocab, run.corpus)
+    stream = token_stream(tokenizer, run.corpus)
+    torch.manual_seed(run.seed)
+    model = GPTNeoXForCausalLM(neox_config(run, tokenizer))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=run.learning_rate, betas=(0.9, 0.95), weight_decay=run.weight_decay)
+    seconds = 0.0
+    if last is not None:
+        state = run.checkpoint(last)
+        model = GPTNeoXForCausalLM.from_pretrained(state)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=run.learning_rate, betas=(0.9, 0.95), weight_decay=run.weight_decay)
+        optimizer.load_state_dict(torch.load(state / "optimizer.pt"))
+        seconds = json.loads((state / "training.json").read_text())["training_seconds"]
+        report(f"{run.name}: resuming at step {last}")
+    else:
+        _save_checkpoint(run, 0, model, tokenizer, optimizer, 0.0)
+        last = 0
+    model.train()
+    steps = Steps(f"{run.name}: training steps", run.steps - last)
+    started = time.perf_counter()
+    for step in range(last, run.steps):
+        for group in optimizer.param_groups:
+            group["lr"] = learning_rate(step, run)
+        ids = torch.as_tensor(batch_at(stream, run, step, tokenizer.bos_token_id))
+        loss = model(input_ids=ids, labels=ids).loss
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        done = step + 1
+        if done in schedule:
+            _save_checkpoint(run, done, model, tokenizer, optimizer, seconds + time.perf_counter() - started)
+        if done % 100 == 0 or done == run.steps:
+            steps.step(done - last)
+
+
+def training_seconds(run: SuiteRun) -> float:
+    """Cumulative training wall time of a finished run, as recorded in its final checkpoint."""
+    return float(json.loads((run.checkpoint(run.steps) / "training.json").read_text())["training_seconds"])
+
+
+SUITE_SIZES = {"s": (64, 4, 4), "m": (96, 4, 6)}
+"""The suite's sizes: ``name: (hidden width, layers, heads)``; both have 4 layers and heads of width 16."""
+SUITE_SEEDS = (0, 1)
+
+
+def suite(steps: int = SUITE_STEPS, seeds=SUITE_SEEDS, length: int = 128) -> list[SuiteRun]:
+    """Every run of the suite: each size of :data:`SUITE_SIZES` with each seed."""
+    return [SuiteRun(size, *shape, seed=seed, steps=steps, length=length) for size, shape in SUITE_SIZES.items() for seed in seeds]

@@ -1,0 +1,98 @@
+"""Colab, as far as it can be tested here: every chapter's first cell takes its Colab branch in a fresh virtual
+environment that starts with what Colab ships (Python, a kernel, torch), installs the package from a clone at the
+pinned commit, and the chapter then runs on a local model folder with the Hub unreachable."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from attncoda.face.chapters import CHAPTERS
+from attncoda.face.colab import COLAB_MODELS, colab_model, pin_colab_cell
+
+ROOT = Path(__file__).parents[1]
+
+
+def _colab_cell(nb):
+    cells = [c for c in nb.cells if "colab" in c.metadata.get("tags", [])]
+    assert len(cells) == 1
+    return cells[0]
+
+
+def test_every_chapter_starts_with_a_pinnable_colab_cell_and_names_its_colab_model():
+    for chapter in CHAPTERS.values():
+        nb = nbformat.read(ROOT / "notebooks" / f"{chapter.notebook}.ipynb", as_version=4)
+        cell = _colab_cell(nb)
+        assert nb.cells.index(cell) == 1 and "remove-cell" in cell.metadata["tags"]
+        pinned = pin_colab_cell(cell.source, "https://example.org/r", "0123abc")
+        assert 'COMMIT = "0123abc"' in pinned and 'REPOSITORY = "https://example.org/r"' in pinned
+        if chapter.per_model:
+            assert chapter.key in COLAB_MODELS, f"say which model chapter {chapter.key} measures in Colab"
+            assert f'colab_model("{chapter.key}", model)' in "".join(c.source for c in nb.cells)
+
+
+def test_the_colab_model_replaces_only_the_offline_default(monkeypatch):
+    monkeypatch.delenv("ATTNCODA_COLAB", raising=False)
+    assert colab_model("measurement", "defaults") == "defaults"
+    monkeypatch.setenv("ATTNCODA_COLAB", "1")
+    assert colab_model("measurement", "defaults") == COLAB_MODELS["measurement"]
+    assert colab_model("measurement", "./mine") == "./mine"
+
+
+def _run(*command, **kw):
+    done = subprocess.run(command, capture_output=True, text=True, **kw)
+    assert done.returncode == 0, f"{command}: {done.stderr[-3000:]}"
+    return done
+
+
+@pytest.mark.slow
+def test_every_chapter_runs_its_colab_branch_in_a_bare_environment(tmp_path, monkeypatch):
+    import papermill
+    from tiny_models import save_tiny, save_tiny_series
+
+    # The repository as Colab would clone it: the committed code, at the commit the page was built from.
+    clone = tmp_path / "origin"
+    _run("git", "clone", "--quiet", str(ROOT), str(clone))
+    commit = _run("git", "-C", str(clone), "rev-parse", "HEAD").stdout.strip()
+    # What Colab ships: Python, a Jupyter kernel and torch; nothing of this project.
+    venv = tmp_path / "venv"
+    _run(sys.executable, "-m", "venv", str(venv))
+    python = venv / "bin" / "python"
+    torch_pin = next(line for line in (ROOT / "requirements.lock").read_text().splitlines() if line.startswith("torch=="))
+    _run(str(python), "-m", "pip", "install", "--quiet", "ipykernel", torch_pin, timeout=1800)
+    assert subprocess.run([str(python), "-c", "import attncoda"], capture_output=True).returncode != 0
+    kernels = tmp_path / "kernels"
+    _run(str(python), "-m", "ipykernel", "install", "--prefix", str(kernels), "--name", "colab-bare")
+    monkeypatch.setenv("JUPYTER_PATH", str(kernels / "share" / "jupyter"))
+    monkeypatch.setenv("ATTNCODA_COLAB", "1")
+    monkeypatch.setenv("ATTNCODA_COLAB_DIR", str(tmp_path / "content"))
+    monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    monkeypatch.delenv("ATTNCODA_HOME", raising=False)
+    (tmp_path / "content").mkdir()
+
+    for chapter in CHAPTERS.values():
+        nb = nbformat.read(ROOT / "notebooks" / f"{chapter.notebook}.ipynb", as_version=4)
+        cell = _colab_cell(nb)
+        cell.source = pin_colab_cell(cell.source, str(clone), commit)
+        pinned = tmp_path / f"{chapter.notebook}.ipynb"
+        nbformat.write(nb, str(pinned))
+        params = dict(chapter.small)
+        if chapter.series:
+            params["model"] = ",".join(str(f) for f in save_tiny_series(chapter.test_family, tmp_path / "series"))
+            params["endpoints"] = str(save_tiny("llama", tmp_path / "tiny-endpoint"))  # no offline default is installed in Colab
+        elif chapter.per_model:
+            params["model"] = str(save_tiny(chapter.test_family, tmp_path / f"tiny-{chapter.key}"))
+        workdir = tmp_path / "content"
+        papermill.execute_notebook(str(pinned), str(tmp_path / f"out-{chapter.key}.ipynb"), parameters=params, kernel_name="colab-bare",
+                                   cwd=str(workdir), progress_bar=False)
+    installed = _run(str(python), "-c", "import attncoda, pathlib; print(pathlib.Path(attncoda.__file__).resolve())").stdout
+    assert "site-packages" in installed, "the Colab branch installs the package (not an editable path into this checkout)"
+    results = tmp_path / "content" / "attncoda-src" / "data" / "results"
+    for chapter in CHAPTERS.values():
+        if chapter.key != "reproducibility":
+            assert list((results / chapter.key).glob("*.json")), f"chapter {chapter.key} wrote no results in the Colab checkout"

@@ -1,0 +1,85 @@
+"""Parallel builds: the chapters' jobs, computed in processes or on a Dask cluster, give the serial build's bits."""
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from attncoda.base.protocol import SEEDS
+from attncoda.engine.registry import REGISTRY
+from attncoda.engine.training import SUITE_SEEDS, SUITE_SIZES
+from attncoda.face.jobs import Job, plan, run_all, run_job, store
+
+
+def test_the_plan_holds_every_job_the_chapters_look_up_once():
+    jobs = plan("full")
+    assert len(jobs) == len(set(jobs))
+    kinds = Counter(j.kind for j in jobs)
+    assert kinds["suite_run"] == len(SUITE_SIZES) * len(SUITE_SEEDS)
+    assert kinds["init_signatures"] == len(REGISTRY)
+    assert kinds["head_distances"] == sum(1 for e in REGISTRY.values() if not e.causal)
+    measurement = (("batch_size", 8), ("length", 128), ("n", 64))
+    assert all(Job("signatures", m, s, measurement) in jobs for m in REGISTRY for s in SEEDS)
+    small = plan("small")
+    assert all(dict(j.options).get("length") == 24 for j in small)
+
+
+JOB_DIRS = ("signatures", "head_distances", "suite")
+
+
+def _cache_bytes(root: Path) -> dict[str, bytes]:
+    """Every file the jobs produce, byte for byte, except their run times: a cached array file's header records how long
+    it took, and a checkpoint's ``training.json`` how long training took; their arrays and weights are compared."""
+    from attncoda.base.arrays import load_arrays
+
+    out = {}
+    for d in JOB_DIRS:
+        for p in sorted((root / d).rglob("*")):
+            if not p.is_file() or p.name == "training.json":
+                continue
+            if p.suffix == ".npz":
+                header, arrays = load_arrays(p)
+                out[str(p.relative_to(root))] = b"".join(k.encode() + arrays[k].tobytes() for k in sorted(arrays)) + header["arrays_sha256"].encode()
+            else:
+                out[str(p.relative_to(root))] = p.read_bytes()
+    return out
+
+
+@pytest.mark.slow
+def test_processes_and_a_dask_cluster_write_the_serial_cache_and_results_byte_for_byte(tmp_path, monkeypatch):
+    from distributed import LocalCluster
+    from tiny_models import save_tiny
+
+    from attncoda.face.chapters import run_chapter
+
+    llama, bert = str(save_tiny("llama", tmp_path / "llama")), str(save_tiny("bert", tmp_path / "bert"))
+    small = (("batch_size", 2), ("length", 24), ("n", 4))
+    jobs = [Job("signatures", llama, 0, small), Job("signatures", llama, 1, small), Job("init_signatures", llama, 0, small),
+            Job("head_distances", bert, 0, small), Job("suite_run", "neox-s-seed0", 0, (("length", 24), ("size", "s"), ("steps", 2)))]
+
+    def chapter_results(cache: str) -> bytes:
+        monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / cache))
+        out = tmp_path / f"results-{cache}"
+        run_chapter("measurement", model=llama, parameters={"results_dir": str(out)}, output=tmp_path / f"{cache}.ipynb", profile="small",
+                    progress=False)
+        return next((out / "measurement").glob("*.json")).read_bytes()
+
+    monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "serial"))
+    for job in jobs:
+        store(run_job(job))
+    serial = _cache_bytes(tmp_path / "serial")
+    assert any(k.startswith("suite/") for k in serial) and any(k.startswith("head_distances/") for k in serial)
+
+    monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "processes"))
+    assert run_all(jobs, workers=2)["jobs"] == len(jobs)
+    assert _cache_bytes(tmp_path / "processes") == serial
+
+    # Workers with caches of their own, as on other machines: the client writes what they send back.
+    monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "client"))
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      env={"ATTNCODA_CACHE": str(tmp_path / "workers")}) as cluster:
+        run_all(jobs, scheduler=cluster.scheduler_address)
+    assert _cache_bytes(tmp_path / "client") == serial
+    assert (tmp_path / "workers" / "signatures").is_dir(), "the Dask workers computed in their own caches"
+
+    assert chapter_results("serial") == chapter_results("processes") == chapter_results("client")
