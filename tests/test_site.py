@@ -78,6 +78,9 @@ ready.then((typesetDone) => {
     errors: main.querySelectorAll('.output.error, .output.traceback, .cell_output .traceback').length,
     typeset: typesetDone,
     searchBoxes: [...document.querySelectorAll('.search-button-field')].filter(e => e.offsetParent !== null).length,
+    boldComputed: [...main.querySelectorAll('p > span.pasted-text')].filter(e => parseInt(getComputedStyle(e).fontWeight) >= 600
+                                                                          && getComputedStyle(e.parentElement).fontWeight < 600).length,
+    rawCode: (text.match(/`[^`\n]{1,80}`/g) || []).length,
   });
 });
 """
@@ -110,6 +113,10 @@ def test_every_page_renders_in_a_real_browser(site, browser):
             problems.append(f"{name}: raw TeX in the text: {found['text'][max(0, raw_tex.start() - 30):raw_tex.end() + 10]!r}")
         if found["errors"]:
             problems.append(f"{name}: {found['errors']} error output(s)")
+        if found["boldComputed"]:
+            problems.append(f"{name}: {found['boldComputed']} computed sentence(s) set in bold, not in the prose's weight")
+        if found["rawCode"]:
+            problems.append(f"{name}: {found['rawCode']} span(s) of text between backticks left unrendered")
         if found["searchBoxes"] > 1:
             problems.append(f"{name}: {found['searchBoxes']} search boxes on the page")
         if not found["typeset"]:

@@ -88,7 +88,7 @@ def paper_comparison(shares: dict[str, dict], trained: dict[str, dict], pythia: 
     if trained:
         params = [t["parameters"] for t in trained.values()]
         tokens = [t["steps"] * t["batch"] * t["length"] for t in trained.values()]
-        text += (f"Our models have {min(params) / 1e6:.2f} to {max(params) / 1e6:.2f} M parameters, {PYTHIA_SMALLEST / max(params):.0f}× or more fewer than "
+        text += (f"Our models have {min(params) / 1e6:.2f} to {max(params) / 1e6:.2f} M parameters, at least {PYTHIA_SMALLEST / max(params):.0f}× fewer than "
                  f"Pythia-70M, and saw {max(tokens):,} tokens each, {PYTHIA_STEPS * PYTHIA_TOKENS_PER_STEP / max(tokens):,.0f}× fewer than a Pythia run "
                  f"({PYTHIA_STEPS:,} steps of {PYTHIA_TOKENS_PER_STEP:,} tokens). ")
         growth = {n: runs[n][-1]["sink_mass"] - runs[n][0]["sink_mass"] for n in trained}
@@ -105,7 +105,11 @@ def paper_comparison(shares: dict[str, dict], trained: dict[str, dict], pythia: 
             if name in ours:
                 by_size.setdefault(t["size"], []).append(ours[name])
         sizes = sorted(by_size, key=lambda k: np.mean([trained[n]["parameters"] for n in trained if trained[n]["size"] == k]))
-        if len(sizes) >= 2:
+        if len(sizes) >= 2 and not grew:
+            small, large = by_size[sizes[0]], by_size[sizes[-1]]
+            text += (f"The sizes' shares ({_span(large)} for the larger, {_span(small)} for the smaller) differ by less than they would need to "
+                     "say anything about the paper's trend with size: with no sink grown, both measure content sharpening.")
+        elif len(sizes) >= 2:
             small, large = by_size[sizes[0]], by_size[sizes[-1]]
             if min(large) > max(small):
                 text += (f"Every seed of the larger size has a higher share than every seed of the smaller ({_span(large)} against {_span(small)}), "

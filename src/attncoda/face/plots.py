@@ -287,24 +287,28 @@ def pruned_heads_figure(grids: dict[str, tuple[int, int, list[int]]]):
 
 
 def collapse_trajectories(groups: dict[str, dict[str, list[dict]]]):
-    """Figure 5b: mean ``H`` (red) and ``H(π)`` (green) across training, sink mass dotted (twin axis); one panel per
+    """Figure 5b: mean ``H`` (red) and ``H(π)`` (green) across training, sink mass in grey (twin axis); one panel per
     group (a model size), one line style per run (a seed). Steps on a symmetric-log axis, so step 0 is drawn."""
+    from matplotlib.lines import Line2D
+
     styles = ("-", "--", "-.", ":")
-    fig, axes = plt.subplots(1, len(groups), figsize=(7 * len(groups), 4.5), squeeze=False)
+    fig, axes = plt.subplots(1, len(groups), figsize=(7 * len(groups), 5.5), squeeze=False)
     for ax, (title, runs) in zip(axes[0], groups.items()):
         twin = ax.twinx()
-        for style, (run, points) in zip(styles * 4, runs.items()):
+        for style, points in zip(styles * 4, runs.values()):
             steps = [p["step"] for p in points]
-            ax.plot(steps, [p["entropy"] for p in points], style, marker="o", ms=3, color="#d62728", label=f"H, {run}")
-            ax.plot(steps, [p["content_entropy"] for p in points], style, marker="s", ms=3, color="#2ca02c", label=f"H(π), {run}")
-            twin.plot(steps, [p["sink_mass"] for p in points], style, color="gray", alpha=0.7, label=f"sink mass, {run}")
+            ax.plot(steps, [p["entropy"] for p in points], style, marker="o", ms=3, color="#d62728")
+            ax.plot(steps, [p["content_entropy"] for p in points], style, marker="s", ms=3, color="#2ca02c")
+            twin.plot(steps, [p["sink_mass"] for p in points], style, color="gray", alpha=0.8)
         ax.set_xscale("symlog", linthresh=1)
         ax.set_xlabel("training step")
         ax.set_ylabel("mean entropy (nats)")
         twin.set_ylabel("mean sink mass", color="gray")
         twin.set_ylim(0, 1)
-        handles = ax.get_legend_handles_labels()[0] + twin.get_legend_handles_labels()[0]
-        ax.legend(handles=handles, loc="lower left", fontsize="x-small")
+        handles = [Line2D([], [], color="#d62728", marker="o", label="H"), Line2D([], [], color="#2ca02c", marker="s", label="H(π)"),
+                   Line2D([], [], color="gray", label="sink mass (right axis)")]
+        handles += [Line2D([], [], color="black", linestyle=style, label=run) for style, run in zip(styles * 4, runs)]
+        ax.legend(handles=handles, loc="center left", fontsize="small")
         ax.set_title(title)
     fig.tight_layout()
     return fig

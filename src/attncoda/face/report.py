@@ -40,6 +40,7 @@ def spearman_sentence(x, y, what_x: str, what_y: str, units: str = "models") -> 
     rho, p = float(result.statistic), float(result.pvalue)
     direction = "rises" if rho > 0 else "falls"
     if p < 0.05:
-        return f"Across {n} {units}, {what_y} {direction} with {what_x} (Spearman ρ = {rho:.2f}, two-sided p = {p:.3f})."
+        shown = "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+        return f"Across {n} {units}, {what_y} {direction} with {what_x} (Spearman ρ = {rho:.2f}, two-sided {shown})."
     return (f"Across {n} {units} the rank correlation of {what_y} with {what_x} is ρ = {rho:.2f}, but with two-sided p = {p:.2f} "
             f"this is not evidence that {what_y} {direction} with {what_x}: {n} {units} are too few to tell.")

@@ -171,7 +171,8 @@ def explain(result: dict, spec: dict) -> str:
     worst = max(dev, key=lambda m: abs(dev[m]))
     spread = f"deviations {', '.join(f'{m} {d:+.1f}' for m, d in dev.items())} points"
     if result["outcome"] == "abstention":
-        return "abstained: " + "; ".join(result["reasons"]) + f" ({spread})"
+        measurable = any(d == d for d in dev.values())  # no deviation exists where the curves are not defined
+        return "abstained: " + "; ".join(result["reasons"]) + (f" ({spread})" if measurable else "")
     if result["outcome"] == "failure":
         same_sign = all(d > 0 for d in dev.values()) or all(d < 0 for d in dev.values())
         side = ("every metric " + ("above" if dev[worst] > 0 else "below") + " the curve") if same_sign else "metrics on both sides of the curve"
