@@ -80,7 +80,7 @@ ready.then((typesetDone) => {
     searchBoxes: [...document.querySelectorAll('.search-button-field')].filter(e => e.offsetParent !== null).length,
     boldComputed: [...main.querySelectorAll('p > span.pasted-text')].filter(e => parseInt(getComputedStyle(e).fontWeight) >= 600
                                                                           && getComputedStyle(e.parentElement).fontWeight < 600).length,
-    rawCode: (text.match(/`[^`\n]{1,80}`/g) || []).length,
+    rawCode: (text.match(/`[^`\\n]{1,80}`/g) || []).length,
   });
 });
 """
