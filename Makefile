@@ -41,6 +41,7 @@ bench: venv models
 	$(BIN)/python benchmarks/head_distances.py
 	$(BIN)/python benchmarks/perplexity.py
 	$(BIN)/python benchmarks/audit.py
+	$(BIN)/python benchmarks/parallel_jobs.py
 
 clean:
 	rm -rf _build

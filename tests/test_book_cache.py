@@ -24,7 +24,7 @@ def fake_build(tmp_path, monkeypatch):
 
     monkeypatch.setattr(book, "run_chapter", fake_run)
     monkeypatch.setattr(book, "_jupyter_book", lambda: "true")
-    monkeypatch.setattr(subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0))
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0, stdout="", stderr=""))
     return ran
 
 

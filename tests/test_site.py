@@ -19,7 +19,7 @@ SHOTS = Path(__file__).parents[1] / "_build" / "screenshots"
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    from tiny_models import save_tiny
+    from tiny_models import save_tiny, save_tiny_series
 
     import os
 
@@ -35,7 +35,10 @@ def site(tmp_path_factory):
     try:
         stage = stage_sources()
         for chapter in CHAPTERS.values():
-            model = str(save_tiny(chapter.test_family, root / f"tiny-{chapter.test_family}")) if chapter.per_model else None
+            if chapter.series:
+                model = ",".join(str(f) for f in save_tiny_series(chapter.test_family, root / "series"))
+            else:
+                model = str(save_tiny(chapter.test_family, root / f"tiny-{chapter.test_family}")) if chapter.per_model else None
             run_chapter(chapter.key, model=model, profile="small", parameters={"results_dir": str(root / "results")},
                         output=stage / "notebooks" / f"{chapter.notebook}.ipynb", progress=False)
         yield build_book(run=False)
