@@ -21,3 +21,26 @@ def test_verify_finds_no_difference_then_names_a_changed_number(tmp_path, monkey
     path.write_text(json.dumps(data))
     [report] = verify("theory", profile="small")
     assert not report["ok"] and report["largest_relative"]["path"] == "figure6.cosine_reversal_rate"
+    assert report["differing"] == 1 and report["differing_counts"] == 0
+
+
+@pytest.mark.slow
+def test_baseline_kernels_reach_the_chapter_kernel_and_are_undone(tmp_path, monkeypatch):
+    """--kernels baseline: the chapter's kernel runs with torch's kernels restricted (it reports DEFAULT) and a cache of its own."""
+    import os
+
+    from attncoda.face.verify import BASELINE_KERNELS
+
+    monkeypatch.setenv("ATTNCODA_RESULTS", str(tmp_path / "committed"))
+    monkeypatch.setenv("ATTNCODA_HOME", str(__import__("pathlib").Path(__file__).parents[1]))
+    run_chapter("theory", profile="small", parameters={"results_dir": str(tmp_path / "committed")}, output=tmp_path / "a.ipynb", progress=False)
+    before = {k: os.environ.get(k) for k in (*BASELINE_KERNELS, "ATTNCODA_CACHE")}
+    [report] = verify("theory", profile="small", kernels="baseline")
+    assert report["kernels"] == "baseline" and report["ok"] and report["differing"] == 0
+    assert {k: os.environ.get(k) for k in before} == before
+    import subprocess
+    import sys
+
+    probe = subprocess.run([sys.executable, "-c", "import torch; print(torch.backends.cpu.get_cpu_capability())"],
+                           env={**os.environ, **BASELINE_KERNELS}, capture_output=True, text=True)
+    assert probe.stdout.strip() == "DEFAULT", "torch honours ATEN_CPU_CAPABILITY=default"

@@ -71,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("--model", help="as for run")
     ver.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"))
     ver.add_argument("--profile", choices=("full", "small"), default="full", help="the profile the committed results were made with")
+    ver.add_argument("--kernels", choices=("native", "baseline"), default="native",
+                     help="baseline: rerun with CPU kernels restricted to an older x86's instructions (a cross-machine difference, measured here)")
+    ver.add_argument("--record", action="store_true", help="keep the report in data/verify/ for the reproducibility page")
 
     aud = sub.add_parser("audit", help="is my convention safe for this model? a one-page report, no notebook")
     aud.add_argument("--model", required=True, help="a short name, a Hugging Face id[@revision], a local folder or a .gguf file")
@@ -169,11 +172,16 @@ def main(argv=None) -> int:
         elif args.command == "verify":
             from .verify import verify
 
-            reports = verify(args.chapter, model=args.model, parameters={n: parse_value(v) for n, v in args.parameter}, profile=args.profile)
+            reports = verify(args.chapter, model=args.model, parameters={n: parse_value(v) for n, v in args.parameter}, profile=args.profile,
+                             kernels=args.kernels)
+            if args.record:
+                from .verify import record
+
+                print(f"recorded: {record(reports, args.kernels)}")
             for r in reports:
                 w = r["largest_relative"]
                 where = f"largest relative difference {w['difference']:.2e} at {w['path']} ({w['ours']!r} vs {w['committed']!r})" if w else "nothing to compare"
-                print(f"{'ok  ' if r['ok'] else 'DIFF'} {r['file']}: {r['compared']} numbers; {where}; tolerance {r['tolerance']:g}"
+                print(f"{'ok  ' if r['ok'] else 'DIFF'} {r['file']}: {r['compared']} numbers, {r['differing']} differ; {where}; tolerance {r['tolerance']:g}"
                       + (f"; only in one of the two: {', '.join(r['only_in_one'][:5])}" if r["only_in_one"] else ""))
             if not all(r["ok"] for r in reports):
                 return 1

@@ -19,6 +19,9 @@ from .results import TIMES
 
 MODEL_TOLERANCE = 1e-3
 """Relative tolerance for chapters that run a model (a reversal rate moves by 2e-5 per flipped triple of 50,000)."""
+BASELINE_KERNELS = {"ATEN_CPU_CAPABILITY": "default", "MKL_ENABLE_INSTRUCTIONS": "SSE4_2", "ONEDNN_MAX_CPU_ISA": "SSE41"}
+"""``--kernels baseline``: torch's, MKL's and oneDNN's kernels restricted to the instructions of an older x86 CPU (no AVX),
+so a rerun on this machine takes the float32 code paths another machine would: a cross-machine difference, measured here."""
 
 
 def leaves(value, path: str = ""):
@@ -45,6 +48,7 @@ def compare(ours: dict, theirs: dict) -> dict:
     a, b = dict(leaves(ours)), dict(leaves(theirs))
     missing = sorted(set(a) ^ set(b))
     worst_abs = worst_rel = None
+    differing = [k for k in set(a) & set(b) if not (a[k] == b[k] or (math.isnan(a[k]) and math.isnan(b[k])))]
     for k in set(a) & set(b):
         x, y = a[k], b[k]
         if math.isnan(x) and math.isnan(y):
@@ -55,24 +59,65 @@ def compare(ours: dict, theirs: dict) -> dict:
             worst_abs = {"path": k, "ours": x, "committed": y, "difference": d}
         if worst_rel is None or r > worst_rel["difference"]:
             worst_rel = {"path": k, "ours": x, "committed": y, "difference": r}
-    return {"compared": len(set(a) & set(b)), "only_in_one": missing, "largest_absolute": worst_abs, "largest_relative": worst_rel}
+    counts = [k for k in differing if k.endswith((".reversed", ".compared", ".ties"))]
+    return {"compared": len(set(a) & set(b)), "differing": len(differing), "differing_counts": len(counts), "only_in_one": missing,
+            "largest_absolute": worst_abs, "largest_relative": worst_rel}
 
 
-def verify(name: str, model: str | None = None, parameters: dict | None = None, profile: str = "full") -> list[dict]:
-    """Rerun a chapter into a temporary folder and compare every results file it writes with the committed one."""
+def verify(name: str, model: str | None = None, parameters: dict | None = None, profile: str = "full", kernels: str = "native") -> list[dict]:
+    """Rerun a chapter into a temporary folder and compare every results file it writes with the committed one.
+
+    ``kernels="baseline"`` reruns it with :data:`BASELINE_KERNELS` and a cache of its own (the dequantized GGUF
+    folders are shared), so every model is run again on the other code paths.
+    """
+    import os
+
+    from ..base.paths import cache_dir
+
     chapter = find_chapter(name)
+    if kernels not in ("native", "baseline"):
+        raise ChapterError(f"unknown kernels {kernels!r}; use 'native' or 'baseline'")
     tolerance = MODEL_TOLERANCE if chapter.per_model else 0.0
     reports = []
     with tempfile.TemporaryDirectory() as tmp:
         params = {**(parameters or {}), "results_dir": tmp}
-        run_chapter(chapter.key, model=model, parameters=params, output=Path(tmp) / "executed.ipynb", profile=profile, progress=False)
+        saved = {k: os.environ.get(k) for k in (*BASELINE_KERNELS, "ATTNCODA_CACHE")}
+        if kernels == "baseline":
+            models = cache_dir() / "models"
+            (Path(tmp) / "cache").mkdir()
+            if models.exists():
+                (Path(tmp) / "cache" / "models").symlink_to(models)
+            os.environ.update({**BASELINE_KERNELS, "ATTNCODA_CACHE": str(Path(tmp) / "cache")})
+        try:
+            run_chapter(chapter.key, model=model, parameters=params, output=Path(tmp) / "executed.ipynb", profile=profile, progress=False)
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
         for fresh in sorted((Path(tmp) / chapter.key).glob("*.json")):
             committed = results_dir() / chapter.key / fresh.name
             if not committed.exists():
                 raise ChapterError(f"no committed results {committed} to compare {fresh.name} with; run the chapter without verify first")
             c = compare(json.loads(fresh.read_text())["results"], json.loads(committed.read_text())["results"])
             worst = c["largest_relative"]["difference"] if c["largest_relative"] else 0.0
-            reports.append({"file": f"{chapter.key}/{fresh.name}", "tolerance": tolerance, "ok": worst <= tolerance and not c["only_in_one"], **c})
+            reports.append({"file": f"{chapter.key}/{fresh.name}", "tolerance": tolerance, "ok": worst <= tolerance and not c["only_in_one"],
+                            "kernels": kernels, **c})
     if not reports:
         raise ChapterError(f"chapter {chapter.key!r} wrote no results to compare")
     return reports
+
+
+def record(reports: list[dict], kernels: str) -> Path:
+    """Keep a verify run's reports, with the code they checked, as ``data/verify/<chapter>.<kernels>.json`` (the
+    reproducibility page shows them)."""
+    from ..base.files import atomic_write_json
+    from ..base.paths import data_dir
+    from ..base.provenance import code_version, library_versions
+
+    chapter = reports[0]["file"].split("/")[0]
+    path = data_dir() / "verify" / f"{chapter}.{kernels}.json"
+    atomic_write_json(path, {"chapter": chapter, "kernels": kernels, "environment": BASELINE_KERNELS if kernels == "baseline" else {},
+                             "code": code_version(), "libraries": library_versions(), "reports": reports})
+    return path
