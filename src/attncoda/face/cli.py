@@ -181,7 +181,8 @@ def main(argv=None) -> int:
             for r in reports:
                 w = r["largest_relative"]
                 where = f"largest relative difference {w['difference']:.2e} at {w['path']} ({w['ours']!r} vs {w['committed']!r})" if w else "nothing to compare"
-                print(f"{'ok  ' if r['ok'] else 'DIFF'} {r['file']}: {r['compared']} numbers, {r['differing']} differ; {where}; tolerance {r['tolerance']:g}"
+                counts = f"; {r['differing_counts']} verdict count(s) moved, by at most {r['largest_count_change']:.0f}" if r["differing_counts"] else ""
+                print(f"{'ok  ' if r['ok'] else 'DIFF'} {r['file']}: {r['compared']} numbers, {r['differing']} differ{counts}; {where}; tolerance {r['tolerance']:g}"
                       + (f"; only in one of the two: {', '.join(r['only_in_one'][:5])}" if r["only_in_one"] else ""))
             if not all(r["ok"] for r in reports):
                 return 1
