@@ -2,7 +2,6 @@
 environment that starts with what Colab ships (Python, a kernel, torch), installs the package from a clone at the
 pinned commit, and the chapter then runs on a local model folder with the Hub unreachable."""
 
-import os
 import subprocess
 import sys
 from pathlib import Path
