@@ -5,8 +5,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -26,6 +28,26 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def atomic_folder(final: Path, fill: Callable[[Path], None]) -> Path:
+    """Make the folder ``final`` by calling ``fill(staging)`` on a staging twin beside it, then renaming it into place:
+    it exists complete or not at all. An existing ``final`` is returned untouched, and so is one that a parallel job
+    finished first."""
+    final = Path(final)
+    if final.exists():
+        return final
+    final.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
+    try:
+        fill(staging)
+        os.replace(staging, final)
+    except OSError:
+        if not final.exists():
+            raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return final
 
 
 def atomic_write_json(path: Path, obj) -> None:

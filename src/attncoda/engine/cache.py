@@ -24,11 +24,10 @@ def key_path(kind: str, meta: dict, fields) -> Path:
 def identity_without_loading(ref) -> tuple[str, str] | None:
     """``(weights_sha256, default_sink)`` of a resolved model when they can be known without loading it (not for Hub
     ids); a dtype other than float32 (``$ATTNCODA_DTYPE``) is part of the identity, as :func:`~.models.load_model` records it."""
-    from .models import load_options
+    from .models import loaded_identity
 
     found = _stored_identity(ref)
-    dtype, _ = load_options()
-    return found if found is None or dtype == "float32" else (f"{found[0]}+{dtype}", found[1])
+    return None if found is None else (loaded_identity(found[0]), found[1])
 
 
 def _stored_identity(ref) -> tuple[str, str] | None:

@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import socket
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
 from ..base.checksums import cached_sha256
 from ..base.errors import ModelError
+from ..base.files import atomic_folder
 from ..base.paths import cache_dir
 from .registry import REGISTRY, locate
 
@@ -127,12 +126,8 @@ def _gguf_folder(gguf: Path) -> Path:
     import transformers as tf
 
     digest = cached_sha256(gguf)
-    folder = cache_dir() / "models" / f"gguf-{digest[:16]}"
-    if (folder / "config.json").exists():
-        return folder
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".gguf.", dir=folder.parent))
-    try:
+
+    def dequantize(staging: Path) -> None:
         tokenizer = tf.AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
         model = tf.AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
         # The weights are already dequantized to float32; drop the GGUF quantizer so the model saves as plain safetensors.
@@ -143,20 +138,20 @@ def _gguf_folder(gguf: Path) -> Path:
         model.save_pretrained(staging)
         tokenizer.save_pretrained(staging)
         (staging / "SOURCE_SHA256").write_text(f"{digest}  {gguf.name}\n")
-        try:
-            os.replace(staging, folder)
-        except OSError:
-            if not (folder / "config.json").exists():  # not a parallel job that dequantized the same file first
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return folder
+
+    return atomic_folder(cache_dir() / "models" / f"gguf-{digest[:16]}", dequantize)
 
 
 DTYPES = ("float32", "bfloat16", "float16")
 DTYPE_ENV, DEVICE_MAP_ENV = "ATTNCODA_DTYPE", "ATTNCODA_DEVICE_MAP"
 """For large models on a GPU machine: ``$ATTNCODA_DTYPE=bfloat16`` and ``$ATTNCODA_DEVICE_MAP=auto`` (accelerate places
 the layers). ``attncoda run/book --dtype --device-map`` set them. The default is float32 on the CPU."""
+
+
+def loaded_identity(weights_sha256: str) -> str:
+    """A weights identity as loaded: another dtype than float32 gives other numbers, so it is part of the identity."""
+    dtype, _ = load_options()
+    return weights_sha256 if dtype == "float32" else f"{weights_sha256}+{dtype}"
 
 
 def load_options() -> tuple[str, str | None]:
@@ -275,8 +270,8 @@ def load_model(name: str, ref: ModelRef | None = None) -> LoadedModel:
     if kind != "registry":
         sink = default_sink(config.model_type)
     dtype, device_map = load_options()
-    if dtype != "float32":  # other numbers: cached results must not be mistaken for the float32 ones
-        digest = f"{digest}+{dtype}"
+    digest = loaded_identity(digest)  # other numbers: cached results must not be mistaken for the float32 ones
+    if dtype != "float32":
         notes.append(f"loaded in {dtype}")
     if device_map:
         notes.append(f"device_map={device_map}")

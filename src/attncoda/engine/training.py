@@ -19,15 +19,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
-import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
+from ..base.files import atomic_folder
 from ..base.paths import cache_dir
 from ..base.protocol import SUITE_STEPS
 from ..base.progress import Steps, report
@@ -104,25 +103,6 @@ def learning_rate(step: int, run: SuiteRun) -> float:
 # --------------------------------------------------------------------------- tokenizer and data
 
 
-def _atomic_folder(final: Path, fill) -> Path:
-    """Write a folder through a staging twin and rename it into place: it exists complete or not at all."""
-    if final.exists():
-        return final
-    final.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
-    try:
-        fill(staging)
-        os.replace(staging, final)
-    except OSError:
-        shutil.rmtree(staging, ignore_errors=True)
-        if not final.exists():  # not a parallel job that finished the same folder first
-            raise
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    return final
-
-
 def suite_tokenizer(vocab: int = 2048, corpus: str = "wikipedia"):
     """The suite's byte-level BPE tokenizer (trained once on the sample split, then read from the cache)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
@@ -140,7 +120,7 @@ def suite_tokenizer(vocab: int = 2048, corpus: str = "wikipedia"):
         tok.post_processor = processors.TemplateProcessing(single=f"{BOS} $A", special_tokens=[(BOS, tok.token_to_id(BOS))])
         PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=BOS, eos_token=EOS).save_pretrained(folder)
 
-    return PreTrainedTokenizerFast.from_pretrained(_atomic_folder(tokenizer_folder(vocab, corpus), train))
+    return PreTrainedTokenizerFast.from_pretrained(atomic_folder(tokenizer_folder(vocab, corpus), train))
 
 
 def tokenizer_folder(vocab: int = 2048, corpus: str = "wikipedia") -> Path:
@@ -200,7 +180,7 @@ def _save_checkpoint(run: SuiteRun, step: int, model, tokenizer, optimizer, seco
         torch.save(optimizer.state_dict(), folder / "optimizer.pt")
         (folder / "training.json").write_text(json.dumps({"run": asdict(run), "step": step, "training_seconds": seconds}, indent=1))
 
-    _atomic_folder(run.checkpoint(step), fill)
+    atomic_folder(run.checkpoint(step), fill)
 
 
 def _last_checkpoint(run: SuiteRun) -> int | None:

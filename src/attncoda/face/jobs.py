@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..base.files import atomic_write_bytes
 from ..base.paths import cache_dir, repo_root
 
 
@@ -128,10 +129,7 @@ def store(files: dict[str, bytes]) -> int:
         target = root / rel
         if target.exists():
             continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_name(f".{target.name}.{os.getpid()}.part")
-        partial.write_bytes(files[rel])
-        os.replace(partial, target)
+        atomic_write_bytes(target, files[rel])
         written += 1
     return written
 
