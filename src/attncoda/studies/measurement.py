@@ -124,3 +124,48 @@ def measure(model: str, seeds=SEEDS, n: int = N_WINDOWS, length: int = WINDOW_LE
     result = json.loads(json.dumps(result))
     atomic_write_json(path, result)
     return result
+
+
+def chosen_models(model: str) -> tuple[list[str], dict[str, str], dict[str, str]]:
+    """What the measurement chapter (and its sections) measure for its ``model`` parameter: ``(names, labels, result_names)``.
+
+    ``defaults``: every offline model; ``preset:NAME``: that preset's models, labelled as the paper labels them and
+    written under their Hub ids; anything else: that one model.
+    """
+    from ..engine.presets import preset
+    from ..engine.registry import REGISTRY
+
+    if model == "defaults":
+        return list(REGISTRY), {}, {}
+    if model.startswith("preset:"):
+        entries = preset(model)
+        return ([e.model_name() for e in entries], {e.model_name(): e.label for e in entries},
+                {e.model_name(): e.hub_id for e in entries})
+    return [model], {}, {}
+
+
+def measure_models(model: str, seeds=SEEDS, n: int = N_WINDOWS, length: int = WINDOW_LENGTH, n_triples: int = N_TRIPLES,
+                   batch_size: int = 8) -> tuple[dict, dict, list[str]]:
+    """:func:`measure` for every model :func:`chosen_models` names: ``(results by label, seconds by label, missing)``.
+
+    A model that cannot be had here (ModelError) is one line in ``missing`` and the others are still measured; each
+    result carries its ``wall_time_s`` and the ``result_name`` its results file is written under.
+    """
+    import time
+
+    from ..base.errors import ModelError
+
+    names, labels, result_names = chosen_models(model)
+    results, timings, missing = {}, {}, []
+    for name in names:
+        label, t0 = labels.get(name, name), time.time()
+        try:
+            r = measure(name, seeds=tuple(seeds), n=n, length=length, n_triples=n_triples, batch_size=batch_size)
+        except ModelError as err:
+            missing.append(f"{label}: {err}")
+            continue
+        timings[label] = time.time() - t0
+        results[label] = {**r, "wall_time_s": timings[label], "result_name": result_names.get(name, name)}
+    if not results:
+        raise ModelError("no model could be measured: " + " | ".join(missing))
+    return results, timings, missing
