@@ -1,6 +1,7 @@
 """A second book build reuses every chapter whose notebook, package source and inputs are unchanged."""
 
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -13,14 +14,16 @@ def fake_build(tmp_path, monkeypatch):
     monkeypatch.setenv("ATTNCODA_RESULTS", str(tmp_path / "results"))
     ran = []
 
-    def fake_run(key, model=None, profile="full", output=None, **_):
+    def fake_run(key, model=None, profile="full", output=None, parameters=None, record=False, **_):
         from attncoda.face.chapters import CHAPTERS, stage_dir
 
         ran.append(key)
+        assert record == (profile == "full"), "only the full book writes the record"
         (stage_dir() / "notebooks").mkdir(parents=True, exist_ok=True)
         (stage_dir() / "notebooks" / f"{CHAPTERS[key].notebook}.ipynb").write_text("{}")
-        (tmp_path / "results" / key).mkdir(parents=True, exist_ok=True)
-        (tmp_path / "results" / key / "x.json").write_text("{}")
+        folder = Path((parameters or {}).get("results_dir") or tmp_path / "results")
+        (folder / key).mkdir(parents=True, exist_ok=True)
+        (folder / key / "x.json").write_text("{}")
 
     monkeypatch.setattr(book, "run_chapter", fake_run)
     monkeypatch.setattr(book, "_jupyter_book", lambda: "true")

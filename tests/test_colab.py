@@ -73,6 +73,9 @@ def test_every_chapter_runs_its_colab_branch_in_a_bare_environment(tmp_path, mon
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
     monkeypatch.delenv("ATTNCODA_HOME", raising=False)
     (tmp_path / "content").mkdir()
+    # An install that was interrupted last time: the checkout folder exists, half made, without the marker written last.
+    (tmp_path / "content" / "attncoda-src").mkdir()
+    (tmp_path / "content" / "attncoda-src" / "half-cloned").write_text("")
 
     for chapter in CHAPTERS.values():
         nb = nbformat.read(ROOT / "notebooks" / f"{chapter.notebook}.ipynb", as_version=4)
@@ -91,7 +94,10 @@ def test_every_chapter_runs_its_colab_branch_in_a_bare_environment(tmp_path, mon
                                    cwd=str(workdir), progress_bar=False)
     installed = _run(str(python), "-c", "import attncoda, pathlib; print(pathlib.Path(attncoda.__file__).resolve())").stdout
     assert "site-packages" in installed, "the Colab branch installs the package (not an editable path into this checkout)"
-    results = tmp_path / "content" / "attncoda-src" / "data" / "results"
+    checkout = tmp_path / "content" / "attncoda-src"
+    assert (checkout / ".attncoda-installed").exists() and not (checkout / "half-cloned").exists(), "an interrupted install is redone"
     for chapter in CHAPTERS.values():
-        if chapter.key != "reproducibility":
-            assert list((results / chapter.key).glob("*.json")), f"chapter {chapter.key} wrote no results in the Colab checkout"
+        if chapter.writes_results:
+            found = list((checkout / "_build" / "runs" / chapter.key).glob(f"*/results/{chapter.key}/*.json"))
+            assert found, f"chapter {chapter.key} wrote no results in a run folder of the Colab checkout"
+    assert not _run("git", "-C", str(checkout), "status", "--porcelain").stdout.strip(), "a Colab run leaves the checkout's record untouched"

@@ -76,7 +76,7 @@ def test_local_folder_info(tmp_path):
     folder = save_tiny("bert", tmp_path / "bert")
     loaded = load_model(str(folder))
     assert loaded.info.default_sink == "cls_sep" and not loaded.info.causal
-    assert loaded.info.weights_sha256 == models.weights_checksum(folder)
+    assert loaded.info.weights_sha256 == models.folder_checksum(folder)
     assert (loaded.info.layers, loaded.info.heads) == (2, 4)
 
 

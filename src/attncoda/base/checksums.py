@@ -26,11 +26,27 @@ def cached_sha256(path: Path) -> str:
     stat = path.stat()
     key = f"{path}|{stat.st_size}|{stat.st_mtime_ns}"
     book = cache_dir() / "checksums.json"
-    known = json.loads(book.read_text()) if book.exists() else {}
+    known = _read_book(book)
     if key not in known:
         known[key] = sha256_file(path)
         atomic_write_json(book, known)
     return known[key]
+
+
+def _read_book(book: Path) -> dict:
+    """The remembered checksums; a damaged file is named on stderr and rebuilt (it only saves time)."""
+    if not book.exists():
+        return {}
+    try:
+        known = json.loads(book.read_text())
+        if isinstance(known, dict) and all(isinstance(v, str) for v in known.values()):
+            return known
+    except (ValueError, UnicodeDecodeError):
+        pass
+    import sys
+
+    print(f"attncoda: {book} was damaged; it is rebuilt (the files' SHA-256 are computed again)", file=sys.stderr)
+    return {}
 
 
 def installed_version(distribution: str) -> str | None:

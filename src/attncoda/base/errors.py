@@ -13,3 +13,7 @@ class ModelError(AttncodaError):
 
 class ChapterError(AttncodaError):
     """A chapter could not be run."""
+
+
+class CacheError(AttncodaError):
+    """The cache folder cannot be written."""

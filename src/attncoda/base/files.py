@@ -11,11 +11,44 @@ from pathlib import Path
 from typing import Callable
 
 
+def staging_prefix(final: Path) -> str:
+    """The name prefix of a staging twin of ``final``: ``.<name>.<pid>.``, so that a later run can tell a twin whose
+    process is gone (killed mid-write) from one still being written, and remove it (:func:`remove_stale_twins`)."""
+    return f".{Path(final).name}.{os.getpid()}."
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_twins(final: Path) -> int:
+    """Remove the staging files and folders of ``final`` left by killed processes; returns how many were removed."""
+    final = Path(final)
+    removed = 0
+    if not final.parent.is_dir():
+        return 0
+    for twin in final.parent.glob(f".{final.name}.*"):
+        pid = twin.name[len(final.name) + 2:].split(".", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            if twin.is_dir():
+                shutil.rmtree(twin, ignore_errors=True)
+            else:
+                twin.unlink(missing_ok=True)
+            removed += 1
+    return removed
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to a temporary file beside ``path``, fsync it, then rename it into place."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=staging_prefix(path), suffix=".part", dir=path.parent)
     umask = os.umask(0)
     os.umask(umask)
     os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600 files; give the result ordinary permissions
@@ -38,7 +71,8 @@ def atomic_folder(final: Path, fill: Callable[[Path], None]) -> Path:
     if final.exists():
         return final
     final.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
+    remove_stale_twins(final)  # a conversion killed mid-way left its staging folder: it is never trusted, and goes now
+    staging = Path(tempfile.mkdtemp(prefix=staging_prefix(final), dir=final.parent))
     try:
         fill(staging)
         os.replace(staging, final)
@@ -50,9 +84,32 @@ def atomic_folder(final: Path, fill: Callable[[Path], None]) -> Path:
     return final
 
 
-def atomic_write_json(path: Path, obj) -> None:
-    """Atomically write ``obj`` as indented JSON (keys in insertion order)."""
-    atomic_write_bytes(path, (json.dumps(obj, indent=1, allow_nan=True) + "\n").encode())
+def undefined_as_null(value):
+    """``value`` with every NaN or infinite float (numpy's included) replaced by None, so that it is strict JSON.
+
+    Examples
+    --------
+    >>> undefined_as_null({"rate": float("nan"), "runs": [1.5, float("inf")], "n": 3})
+    {'rate': None, 'runs': [1.5, None], 'n': 3}
+    """
+    import math
+
+    if isinstance(value, dict):
+        return {k: undefined_as_null(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [undefined_as_null(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if hasattr(value, "item") and getattr(value, "ndim", None) == 0:  # a numpy scalar
+        return undefined_as_null(value.item())
+    return value
+
+
+def atomic_write_json(path: Path, obj, strict: bool = False) -> None:
+    """Atomically write ``obj`` as indented JSON (keys in insertion order). ``strict``: an undefined number (NaN,
+    ±inf) is written as ``null``, so that strict parsers (browsers among them) read the file."""
+    text = json.dumps(undefined_as_null(obj), indent=1, allow_nan=False) if strict else json.dumps(obj, indent=1, allow_nan=True)
+    atomic_write_bytes(path, (text + "\n").encode())
 
 
 def json_hash(obj: dict) -> str:

@@ -12,13 +12,22 @@ import json
 from pathlib import Path
 from typing import Callable
 
-from ..base.paths import cache_dir, slug
+from ..base.paths import cache_dir, slug, writable_cache
 
 
 def key_path(kind: str, meta: dict, fields) -> Path:
     """``$ATTNCODA_CACHE/<kind>/<model>/<hash of meta's fields>.npz``."""
     key = hashlib.sha256(json.dumps({k: meta[k] for k in fields}, sort_keys=True).encode()).hexdigest()
     return cache_dir() / kind / slug(meta["model"]) / f"{key[:24]}.npz"
+
+
+def holds_its_key(path: Path, kind: str, meta: dict, fields) -> bool:
+    """Whether a cache file read from ``path`` is the one its name promises: the key hashed from the metadata stored
+    in the file names the same file. Another model's valid file copied there is thereby never used."""
+    try:
+        return key_path(kind, meta, fields).name == Path(path).name
+    except (KeyError, TypeError):
+        return False
 
 
 def identity_without_loading(ref) -> tuple[str, str] | None:
@@ -32,7 +41,7 @@ def identity_without_loading(ref) -> tuple[str, str] | None:
 
 def _stored_identity(ref) -> tuple[str, str] | None:
     from ..base.checksums import cached_sha256
-    from .models import default_sink, weights_checksum
+    from .models import default_sink, folder_checksum
     from .registry import REGISTRY
 
     if ref.kind == "registry":
@@ -42,7 +51,7 @@ def _stored_identity(ref) -> tuple[str, str] | None:
         return cached_sha256(Path(ref.target)), "first"
     if ref.kind == "local":
         model_type = json.loads((Path(ref.target) / "config.json").read_text()).get("model_type")
-        return weights_checksum(Path(ref.target)), default_sink(model_type)
+        return folder_checksum(Path(ref.target)), default_sink(model_type)
     return None
 
 
@@ -55,6 +64,7 @@ def cache_or_compute(model: str, jobs, path_for: Callable, read: Callable, write
     """
     from .models import load_model, resolve
 
+    writable_cache()  # a cache that cannot be written fails now, in one line, not after the computation
     found = {}
     ref = resolve(model) if loaded is None else None
     identity = identity_without_loading(ref) if ref is not None else None

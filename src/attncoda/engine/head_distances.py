@@ -105,10 +105,14 @@ def _save(result: HeadDistances, path: Path) -> None:
 
 
 def _load(path: Path) -> HeadDistances | None:
+    from .cache import holds_its_key
+
     found = load_arrays(path)
     if found is None:
         return None
     header, arrays = found
+    if not holds_its_key(path, "head_distances", header["meta"], KEY_FIELDS):
+        return None
     distances = {m: {c: arrays[f"{m}_{c}"] for c in CONVENTIONS} for m in PAIR_METRICS}
     return HeadDistances(meta=header["meta"], distances=distances, key_attention=arrays["key_attention"])
 
@@ -127,6 +131,9 @@ def compute(loaded, n: int, length: int, seed: int, corpus: str = "wikipedia", s
         raise ValueError(f"{info.name} is {'causal' if info.causal else 'a vision model'}; Clark-style head distances here are for text encoders "
                          "(every query row spans all keys). Pass a BERT-family model")
     started = time.perf_counter()
+    from .models import check_length
+
+    check_length(loaded, length)
     ids, layout = text_windows(loaded.processor, n, length, seed, corpus, split)
     sink = sink_positions(info.default_sink, length, len(layout.prefix), len(layout.suffix))
     acc = HeadDistanceAccumulator(info.layers, info.heads, length, sink)

@@ -7,6 +7,7 @@ A GGUF file is dequantized once and saved as safetensors in the cache
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
@@ -101,23 +102,60 @@ def resolve(name: str) -> ModelRef:
     >>> resolve("EleutherAI/pythia-70m@step1000")
     ModelRef(kind='hub', target='EleutherAI/pythia-70m', revision='step1000')
     """
+    if not isinstance(name, str) or not name.strip():
+        raise ModelError(f"model {name!r} is not a model name; pass a short name, a Hugging Face id, a local folder or a .gguf file")
     if name in REGISTRY:
         return ModelRef("registry", name, None)
     path = Path(name).expanduser()
     if path.suffix == ".gguf":
         if not path.is_file():
             raise ModelError(f"no such GGUF file: {path}")
+        check_gguf(path)
         return ModelRef("gguf", str(path.resolve()), None)
     if path.is_dir():
         if not (path / "config.json").exists():
             raise ModelError(f"{path} is a folder without config.json; pass a saved Hugging Face model folder")
+        refuse_code(path)
         return ModelRef("local", str(path.resolve()), None)
+    if path.is_file():
+        raise ModelError(f"{path} is a file but not a model; pass a saved Hugging Face model folder (with config.json) or a .gguf file")
     if name.startswith((".", "/", "~")):
         raise ModelError(f"no such model folder or file: {path}")
     if HUB_ID.match(name):
         repo, _, revision = name.partition("@")
         return ModelRef("hub", repo, revision or None)
     raise ModelError(f"unknown model {name!r}; known short names: {', '.join(REGISTRY)} (or pass a Hugging Face id, a local folder or a .gguf file)")
+
+
+GGUF_MAGIC = b"GGUF"
+CODE_CONFIGS = ("config.json", "tokenizer_config.json", "preprocessor_config.json", "processor_config.json")
+"""The files of a model folder that can point transformers at code of the folder's own (``auto_map``)."""
+
+
+def check_gguf(path: Path) -> None:
+    """A ModelError in one line unless ``path`` starts with the GGUF magic bytes (checked before any conversion)."""
+    with open(path, "rb") as f:
+        head = f.read(4)
+    if head != GGUF_MAGIC:
+        raise ModelError(f"{path} is not a GGUF file (it does not start with the GGUF magic bytes); pass a .gguf model file")
+
+
+def refuse_code(folder: Path) -> None:
+    """A ModelError in one line if a model folder ships Python code or asks for it (``auto_map``): attncoda never runs
+    a model folder's own code, and every load also passes ``trust_remote_code=False``."""
+    scripts = sorted(p.name for p in folder.glob("*.py"))
+    asks = []
+    for name in CODE_CONFIGS:
+        file = folder / name
+        if file.exists():
+            try:
+                asks += [name] if "auto_map" in json.loads(file.read_text()) else []
+            except (ValueError, UnicodeDecodeError):
+                raise ModelError(f"{file} is not valid JSON; the model folder is damaged (save it again with save_pretrained)") from None
+    if scripts or asks:
+        what = ", ".join([*(f"auto_map in {a}" for a in asks), *scripts])
+        raise ModelError(f"{folder} ships code of its own ({what}); attncoda runs no model folder's code: load it with a "
+                         "built-in transformers architecture and save_pretrained it to a folder without code")
 
 
 def _gguf_folder(gguf: Path) -> Path:
@@ -128,8 +166,8 @@ def _gguf_folder(gguf: Path) -> Path:
     digest = cached_sha256(gguf)
 
     def dequantize(staging: Path) -> None:
-        tokenizer = tf.AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        model = tf.AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+        tokenizer = tf.AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name, trust_remote_code=False)
+        model = tf.AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32, trust_remote_code=False)
         # The weights are already dequantized to float32; drop the GGUF quantizer so the model saves as plain safetensors.
         if hasattr(model.config, "quantization_config"):
             del model.config.quantization_config
@@ -167,18 +205,19 @@ def _from_pretrained(target: str, causal_hint: bool | None, revision: str | None
     import transformers as tf
 
     dtype, device_map = load_options()
-    kwargs = dict(revision=revision, attn_implementation="eager", dtype=getattr(torch, dtype), local_files_only=local_only)
+    common = dict(revision=revision, local_files_only=local_only, trust_remote_code=False)  # never a model's own code
+    kwargs = dict(common, attn_implementation="eager", dtype=getattr(torch, dtype))
     if device_map:
         kwargs["device_map"] = device_map
-    config = tf.AutoConfig.from_pretrained(target, revision=revision, local_files_only=local_only)
+    config = tf.AutoConfig.from_pretrained(target, **common)
     model_type = config.model_type
     vision = model_type in VISION_TYPES
     causal = model_type not in ENCODER_TYPES if causal_hint is None else causal_hint
     if vision:
-        processor = tf.AutoImageProcessor.from_pretrained(target, revision=revision, local_files_only=local_only)
+        processor = tf.AutoImageProcessor.from_pretrained(target, **common)
         model = tf.AutoModel.from_pretrained(target, **kwargs)
     else:
-        processor = tf.AutoTokenizer.from_pretrained(target, revision=revision, local_files_only=local_only)
+        processor = tf.AutoTokenizer.from_pretrained(target, **common)
         masked_lm = any(a.endswith("ForMaskedLM") for a in (getattr(config, "architectures", None) or []))
         auto = tf.AutoModelForCausalLM if causal else (tf.AutoModelForMaskedLM if masked_lm else tf.AutoModel)
         model = auto.from_pretrained(target, **kwargs)
@@ -224,6 +263,47 @@ def weights_checksum(folder: Path) -> str:
     return hashlib.sha256("".join(cached_sha256(f) for f in files).encode()).hexdigest()
 
 
+POSITION_OFFSET = {"mpnet": 2, "roberta": 2, "xlm-roberta": 2, "camembert": 2}
+"""Position embeddings these families reserve before the first token (their ``max_position_embeddings`` counts them)."""
+
+
+def check_length(loaded, length: int) -> None:
+    """A ModelError in one line, before any forward pass, when windows of ``length`` tokens exceed the positions the
+    model has (``max_position_embeddings``, less what its family reserves)."""
+    config = loaded.model.config
+    config = config.get_text_config() if hasattr(config, "get_text_config") else config
+    positions = getattr(config, "max_position_embeddings", None)
+    if loaded.info.vision or not positions:
+        return
+    usable = int(positions) - POSITION_OFFSET.get(config.model_type, 0)
+    if length > usable:
+        raise ModelError(f"L = {length} exceeds the {usable} positions {loaded.info.name} was built for; use --length {usable} or less")
+
+
+IDENTITY_FILES = ("config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
+                  "vocab.txt", "vocab.json", "merges.txt", "tokenizer.model", "spiece.model", "added_tokens.json", "preprocessor_config.json")
+"""A model folder's files besides its weights that change its numbers (a config's rope_theta, a tokenizer's vocabulary)."""
+
+
+def folder_checksum(folder: Path) -> str:
+    """A local model folder's identity: SHA-256 over the content hashes of its :data:`IDENTITY_FILES` and its weights
+    (:func:`weights_checksum`), so that a changed config or tokenizer is another model to the cache.
+
+    ``sha256(name₁ ‖ sha256(file₁) ‖ … ‖ "weights" ‖ weights_checksum)``, the files in :data:`IDENTITY_FILES` order.
+    """
+    import hashlib
+
+    from ..base.checksums import sha256_file
+
+    h = hashlib.sha256()
+    for name in IDENTITY_FILES:
+        file = Path(folder) / name
+        if file.is_file():
+            h.update(f"{name}:{sha256_file(file)}|".encode())
+    h.update(f"weights:{weights_checksum(Path(folder))}".encode())
+    return h.hexdigest()
+
+
 def load_model(name: str, ref: ModelRef | None = None) -> LoadedModel:
     """Load ``name`` (resolved as ``ref`` if given) with eager attention in float32 on the CPU. Raises ModelError with one clear line."""
     ref = ref or resolve(name)
@@ -244,7 +324,7 @@ def load_model(name: str, ref: ModelRef | None = None) -> LoadedModel:
             notes.append("quantized GGUF weights, dequantized to float32")
         elif kind == "local":
             model, processor, config, causal, vision = _from_pretrained(target, None, None, True)
-            digest = weights_checksum(Path(target))
+            digest = folder_checksum(Path(target))
         else:
             gated = target.split("/")[0] in GATED_ORGS
             login = " It is gated: accept its licence on the Hub and log in with `huggingface-cli login` first." if gated else ""
@@ -266,7 +346,10 @@ def load_model(name: str, ref: ModelRef | None = None) -> LoadedModel:
     except ModelError:
         raise
     except (OSError, ValueError, KeyError) as err:
-        raise ModelError(f"could not load {name!r}: {str(err).splitlines()[0]}") from None
+        raise ModelError(f"could not load {name!r}: {(str(err).splitlines() or [type(err).__name__])[0]}") from None
+    except Exception as err:  # damaged weights: struct.error, SafetensorError, UnpicklingError, a shape mismatch, ...
+        raise ModelError(f"could not load {name!r}: its weights or config look damaged ({type(err).__name__}: "
+                         f"{(str(err).splitlines() or [''])[0][:200]}); save or download the model again") from None
     if kind != "registry":
         sink = default_sink(config.model_type)
     dtype, device_map = load_options()

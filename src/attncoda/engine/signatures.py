@@ -242,12 +242,17 @@ def save(sig: Signatures, path: Path) -> None:
 
 
 def load(path: Path) -> Signatures | None:
-    """Read a cached file; None if it is missing, unreadable, or its arrays do not match their hash."""
+    """Read a cached file; None if it is missing, unreadable, its arrays do not match their hash, or the key stored in it
+    is not the one its path names."""
+    from .cache import holds_its_key
+
     found = load_arrays(path)
     if found is None:
         return None
     header, arrays = found
     meta = header["meta"]
+    if not holds_its_key(path, "signatures", meta, KEY_FIELDS):
+        return None
     aitchison = {float(e): arrays[f"aitchison_{float(e):g}"] for e in meta["eps_values"]}
     stats = {k: arrays[f"stat_{k}"] for k in STATISTICS}
     return Signatures(meta=meta, aitchison=aitchison, arithmetic=arrays["arithmetic"], stats=stats, logit=arrays.get("logit"),
@@ -274,6 +279,9 @@ def compute(loaded, n: int = 64, length: int = 128, seed: int = 0, corpus: str =
         length = _vision_length(loaded, batches_in[:1])
         corpus_name = "images"
     else:
+        from .models import check_length
+
+        check_length(loaded, length)
         if info.attention_window and length > info.attention_window:
             raise ValueError(
                 f"L = {length} exceeds {info.name}'s sliding attention window of {info.attention_window} keys, so a row would not "

@@ -225,7 +225,7 @@ def _train(run: SuiteRun, last: int | None, schedule: list[int]) -> None:
         state = run.checkpoint(last)
         model = GPTNeoXForCausalLM.from_pretrained(state)
         optimizer = torch.optim.AdamW(model.parameters(), lr=run.learning_rate, betas=(0.9, 0.95), weight_decay=run.weight_decay)
-        optimizer.load_state_dict(torch.load(state / "optimizer.pt"))
+        optimizer.load_state_dict(torch.load(state / "optimizer.pt", weights_only=True))  # tensors only: no pickled code runs
         seconds = json.loads((state / "training.json").read_text())["training_seconds"]
         report(f"{run.name}: resuming at step {last}")
     else:

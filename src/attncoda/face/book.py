@@ -75,8 +75,9 @@ INPUTS = ("data/calibration/curves.json", "data/predictor/frozen.json", "data/pr
 """Committed inputs a chapter reads; a change to any of them reruns every chapter."""
 
 
-def chapter_key(chapter, model: str | None, profile: str) -> str:
-    """What an executed chapter depends on: its notebook, model and profile, the package source and the committed inputs.
+def chapter_key(chapter, model: str | None, profile: str, parameters: dict | None = None) -> str:
+    """What an executed chapter depends on: its notebook, model, profile and parameters, the package source and the
+    committed inputs.
 
     An executed copy whose key is unchanged (and whose results files exist) is reused instead of rerun.
     """
@@ -87,21 +88,33 @@ def chapter_key(chapter, model: str | None, profile: str) -> str:
     h.update((root / "notebooks" / f"{chapter.notebook}.ipynb").read_bytes())
     from ..engine.models import load_options
 
-    h.update(json.dumps({"model": model, "profile": profile, "source": source_sha256(), "load": load_options()}, sort_keys=True).encode())
+    h.update(json.dumps({"model": model, "profile": profile, "parameters": parameters or {}, "source": source_sha256(),
+                         "load": load_options()}, sort_keys=True).encode())
     for name in INPUTS:
         path = root / name
         h.update(path.read_bytes() if path.exists() else b"-")
     return h.hexdigest()
 
 
+def book_results(profile: str, preset: str | None) -> Path | None:
+    """Where a book build's chapters write their numbers: None for the book's record (the full profile, no preset),
+    else a folder of that build's own under ``_build/runs``."""
+    if profile == "full" and not preset:
+        return None
+    name = f"book-{profile}" + (f"-{preset}" if preset else "")
+    return build_dir() / "runs" / name / "results"
+
+
 def build_book(profile: str = "full", run: bool = True, strict: bool = True, preset: str | None = None, reuse: bool = True,
                jobs: int = 1, scheduler: str | None = None) -> Path:
     """Run every chapter (unless ``run`` is False), then build ``_build/html``; returns its path.
 
-    A chapter whose :func:`chapter_key` matches its last executed copy is not rerun (``reuse=False`` reruns
-    everything). With ``preset``, the measurement chapter measures that preset's models instead of the defaults.
-    With ``jobs`` > 1 or a Dask ``scheduler``, the chapters' (model, seed) jobs are computed in parallel first
-    (:mod:`attncoda.face.jobs`). Prints each chapter's time and the total.
+    At the full profile without a preset the chapters write the book's record (``data/results``); a small or
+    preset build writes to :func:`book_results` instead. A chapter whose :func:`chapter_key` matches its last
+    executed copy is not rerun (``reuse=False`` reruns everything). With ``preset``, the measurement chapter
+    measures that preset's models instead of the defaults. With ``jobs`` > 1 or a Dask ``scheduler``, the
+    chapters' (model, seed) jobs are computed in parallel first (:mod:`attncoda.face.jobs`). Prints each
+    chapter's time and the total.
     """
     from ..base.paths import results_dir
 
@@ -112,21 +125,23 @@ def build_book(profile: str = "full", run: bool = True, strict: bool = True, pre
 
         done = run_all(plan(profile), workers=jobs, scheduler=scheduler)
         print(f"precomputed {done['jobs']} jobs in {done['seconds']:.0f} s ({'Dask at ' + scheduler if scheduler else f'{jobs} processes'})", flush=True)
+    own_results = book_results(profile, preset)
     for chapter in CHAPTERS.values():
         executed = stage / "notebooks" / f"{chapter.notebook}.ipynb"
         if run:
             model = f"preset:{preset}" if preset and chapter.key.startswith("measurement") else None
-            key = chapter_key(chapter, model, profile)
+            parameters = {"results_dir": str(own_results)} if own_results else {}
+            key = chapter_key(chapter, model, profile, parameters)
             stamp = executed.with_suffix(".key")
-            has_results = any((results_dir() / chapter.key).glob("*.json"))
+            has_results = any((Path(own_results or results_dir()) / chapter.key).glob("*.json"))
             summary_page = chapter.key == "reproducibility"  # it reads every other chapter's results: always rerun (seconds)
             if reuse and not summary_page and executed.exists() and has_results and stamp.exists() and stamp.read_text() == key:
-                print(f"chapter {chapter.key}: unchanged (notebook, package source, inputs), its executed copy is reused", flush=True)
+                print(f"chapter {chapter.key}: unchanged (notebook, parameters, package source, inputs), its executed copy is reused", flush=True)
                 continue
             t0 = time.perf_counter()
             print(f"chapter {chapter.key}: running {chapter.notebook}", flush=True)
             stamp.unlink(missing_ok=True)
-            run_chapter(chapter.key, model=model, profile=profile, output=executed if model else None)
+            run_chapter(chapter.key, model=model, profile=profile, parameters=parameters, output=executed, record=own_results is None)
             stamp.write_text(key)
             print(f"chapter {chapter.key}: done in {time.perf_counter() - t0:.0f} s", flush=True)
         elif not executed.exists():

@@ -1,8 +1,9 @@
 """The book's chapters, and running one with papermill.
 
 Each chapter is a notebook in ``notebooks/`` with one cell tagged ``parameters``.
-``run_chapter`` executes it into a file beside the book sources (atomically: a
-failed or interrupted run never replaces a good executed copy).
+``run_chapter`` executes it (atomically: a failed or interrupted run never replaces a
+good executed copy) into the book's stage when it records the book, and into a run
+folder of its own otherwise, so an ordinary rerun never touches the committed record.
 """
 
 from __future__ import annotations
@@ -12,8 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..base.errors import ChapterError
-from ..base.paths import build_dir, repo_root, slug
+from ..base.paths import build_dir, repo_root, writable_folder
 
+
+KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=CRITICAL"]
+"""The kernel's own log stays out of the terminal: a cell's error reaches the reader as a ChapterError line, and an
+interrupted run ends with one line, not the kernel's complaint that its parent went away."""
 
 QUIET = {"HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error", "PYTHONWARNINGS": "ignore:IProgress not found"}
 """The chapter kernel's environment: no download or loading progress bars and no advisory warnings in the pages."""
@@ -29,6 +34,7 @@ class Chapter:
     small: dict = field(default_factory=dict)
     test_family: str = "llama"  # the tiny architecture the notebook test passes as --model
     series: bool = False  # --model names a checkpoint series (a Hub id or a comma-separated list of folders), not one model
+    writes_results: bool = True  # False: the chapter only reads other chapters' results (the reproducibility page)
 
 
 CHAPTERS: dict[str, Chapter] = {
@@ -90,7 +96,7 @@ CHAPTERS: dict[str, Chapter] = {
             default_model="causal",
             small={"seeds": [0, 1], "random_draws": 2, "random_draws_smallest": 2, "n_windows": 2, "length": 24, "signature_n": 4},
         ),
-        Chapter("reproducibility", "09_reproducibility", "Reproducibility"),
+        Chapter("reproducibility", "09_reproducibility", "Reproducibility", writes_results=False),
     )
 }
 
@@ -109,11 +115,44 @@ def stage_dir() -> Path:
     return build_dir() / "stage"
 
 
-def default_output(chapter: Chapter, model: str | None) -> Path:
-    """Executed copy's path: in the book stage for the chapter's default model, else under ``_build/runs``."""
-    if model in (None, chapter.default_model):
-        return stage_dir() / "notebooks" / f"{chapter.notebook}.ipynb"
-    return build_dir() / "runs" / chapter.notebook / f"{slug(model)}.ipynb"
+def stage_notebook(chapter: Chapter) -> Path:
+    """The book's executed copy of a chapter (what the website renders)."""
+    return stage_dir() / "notebooks" / f"{chapter.notebook}.ipynb"
+
+
+def output_path(chapter: Chapter, output: str | os.PathLike | None, folder: Path) -> Path:
+    """Where the executed notebook goes: ``output`` (a folder gets ``<notebook>.ipynb`` inside it), else ``folder``.
+    Checked before any kernel starts: a ChapterError in one line if it cannot be written."""
+    target = Path(output).expanduser() if output else folder / f"{chapter.notebook}.ipynb"
+    if target.is_dir() or (output and str(output).endswith(("/", os.sep))):
+        target = target / f"{chapter.notebook}.ipynb"
+    if target.suffix != ".ipynb":
+        raise ChapterError(f"--output {output} must be a notebook path ending in .ipynb, or a folder")
+    writable_folder(target.parent, "--output", "choose another", ChapterError)
+    return target
+
+
+def _model_from_parameters(chapter: Chapter, model, parameters: dict):
+    """``-p model X`` is the same as ``--model X``: one model, a string."""
+    if "model" not in parameters:
+        return model
+    given = parameters.pop("model")
+    if model is not None:
+        raise ChapterError("pass the model once: --model or -p model, not both")
+    if not isinstance(given, str) or not given:
+        raise ChapterError(f"chapter {chapter.key!r}: parameter model = {given!r} must be a model name, folder or file (a string)")
+    return given
+
+
+def is_book_run(chapter: Chapter, model: str | None, profile: str, parameters: dict) -> bool:
+    """Whether a run is the one the book records: the chapter's default model, the full profile, and no parameter
+    away from the notebook's default."""
+    from .parameters import notebook_parameters
+
+    if profile != "full" or model not in (None, chapter.default_model):
+        return False
+    defaults = notebook_parameters(repo_root() / "notebooks" / f"{chapter.notebook}.ipynb")
+    return all(defaults.get(k) == v for k, v in parameters.items() if k != "results_dir")
 
 
 class _ProgressEcho:
@@ -154,18 +193,39 @@ def run_chapter(
     output: str | os.PathLike | None = None,
     profile: str = "full",
     progress: bool = True,
+    record: bool = False,
 ) -> Path:
-    """Execute one chapter with papermill and return the executed notebook's path."""
+    """Execute one chapter with papermill and return the executed notebook's path.
+
+    Where its numbers go is decided here, before any kernel starts:
+
+    * ``record=True`` writes the book's record (``data/results``): only at the chapter's default model, the full
+      profile and default parameters (:func:`is_book_run`), as ``attncoda book`` and ``attncoda run --record`` do;
+    * any other run writes its notebook and ``results/`` to its own :func:`~attncoda.base.paths.run_folder` (or to
+      the ``results_dir`` parameter given, which may not lie inside the record).
+
+    Every parameter, the model and the output path are checked first; each problem is one ChapterError line.
+    """
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
+    from ..base.paths import is_inside, results_dir, run_folder
     from ..base.progress import ENV as progress_env
 
     chapter = find_chapter(name)
     if profile not in ("full", "small"):
         raise ChapterError(f"unknown profile {profile!r}; use 'full' or 'small'")
+    given = dict(parameters or {})
+    model = _model_from_parameters(chapter, model, given)
     params = dict(chapter.small) if profile == "small" else {}
-    params.update(parameters or {})
+    params.update(given)
+    root = repo_root()
+    source = root / "notebooks" / f"{chapter.notebook}.ipynb"
+    if not source.exists():
+        raise ChapterError(f"{source} is missing; run from the project folder or set ATTNCODA_HOME")
+    from .parameters import check_parameters
+
+    check_parameters(chapter.key, source, params)  # names and types first: nothing below reads an unchecked value
     if model is not None:
         if not chapter.per_model and model != chapter.default_model:
             raise ChapterError(f"chapter {chapter.key!r} does not take a model (it is {chapter.default_model!r})")
@@ -179,21 +239,41 @@ def run_chapter(
             from ..engine.checkpoints import check_reachable, series
 
             # a bad series fails here, in one line, before a kernel starts
-            check_reachable(series(model, (parameters or {}).get("revisions") or None))
+            check_reachable(series(model, params.get("revisions") or None))
         elif model != chapter.default_model:
             from ..engine.models import resolve
 
             resolve(model)  # a bad name or path fails here, in one line, before a kernel starts
-        params["model"] = model
-    root = repo_root()
-    source = root / "notebooks" / f"{chapter.notebook}.ipynb"
-    if not source.exists():
-        raise ChapterError(f"{source} is missing; run from the project folder or set ATTNCODA_HOME")
-    from .parameters import check_parameters
+    if chapter.series and params.get("revisions") and model in (None, chapter.default_model):
+        raise ChapterError(f"-p revisions walks a Hub model's checkpoints; the default {chapter.default_model!r} has none (pass --model with a Hub id)")
+    if chapter.per_model:
+        from ..base.paths import writable_cache
 
-    check_parameters(chapter.key, source, {k: v for k, v in params.items() if k != "model"})
-    target = Path(output) if output else default_output(chapter, model)
-    target.parent.mkdir(parents=True, exist_ok=True)
+        writable_cache()  # a read-only cache fails here, not after the chapter's computation
+    record_folder = results_dir()
+    if record:
+        if not is_book_run(chapter, model, profile, params):
+            raise ChapterError(f"--record writes the book's record ({record_folder}), which holds chapter {chapter.key!r} at its default "
+                               "model, the full profile and default parameters only; drop --record (the run gets a folder of its own)")
+        params["results_dir"] = str(record_folder)
+        folder = stage_dir() / "notebooks"
+    elif params.get("results_dir"):
+        if chapter.writes_results and is_inside(params["results_dir"], record_folder):
+            raise ChapterError(f"results_dir {params['results_dir']} is inside the book's record {record_folder}; "
+                               "use --record to write the record, or pass another folder")
+        folder = Path(params["results_dir"])
+    else:
+        from .parameters import notebook_parameters
+
+        seeds = {k: v for k, v in notebook_parameters(source).items() if k in ("seed", "seeds")}  # the folder names the seed used
+        folder = run_folder(chapter.key, model if model is not None else chapter.default_model, profile, {**seeds, **params})
+        # a chapter that only reads results (the reproducibility page) reads the record
+        params["results_dir"] = str(folder / "results") if chapter.writes_results else str(record_folder)
+    if model is not None:
+        params["model"] = model
+    target = output_path(chapter, output, folder)
+    if chapter.writes_results:
+        writable_folder(Path(params["results_dir"]), "results", "pass another results_dir", ChapterError)
     partial = target.with_name(f".{target.stem}.part.ipynb")
     env_before = {k: os.environ.get(k) for k in (*QUIET, "ATTNCODA_HOME", progress_env)}
     os.environ.update(QUIET)
@@ -203,7 +283,8 @@ def run_chapter(
         os.environ[progress_env] = str(echo.path)
     try:
         papermill.execute_notebook(
-            str(source), str(partial), parameters=params, kernel_name="python3", cwd=str(root / "notebooks"), progress_bar=progress
+            str(source), str(partial), parameters=params, kernel_name="python3", cwd=str(root / "notebooks"), progress_bar=progress,
+            extra_arguments=KERNEL_ARGUMENTS,
         )
     except PapermillExecutionError as err:
         on = f" on model {params['model']!r}" if "model" in params else ""

@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from .chapters import CHAPTERS, ChapterError
-from ..base.errors import ModelError
+from ..base.errors import AttncodaError
 from ..engine.models import DEVICE_MAP_ENV, DTYPE_ENV, DTYPES
 
 
@@ -34,11 +35,28 @@ def non_negative(text: str) -> int:
 
 
 def positive(text: str) -> int:
-    """An argparse type: a whole number of at least 1."""
-    value = non_negative(text)
+    """An argparse type: a whole number of at least 1.
+
+    Examples
+    --------
+    >>> positive("-3")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: -3 is not at least 1; use 1 or more
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
+        raise argparse.ArgumentTypeError(f"{value} is not at least 1; use 1 or more")
     return value
+
+
+def address(text: str) -> str:
+    """An argparse type: a non-empty scheduler address (an empty one would quietly mean a serial build)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty; give the scheduler's address, e.g. tcp://host:8786, or drop --scheduler")
+    return text.strip()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,8 +68,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--model", help="model for a per-model chapter: a short name, a Hugging Face id, a local directory or a .gguf file")
     run.add_argument("--preset", help="a named list of models (paper: the paper's models, from the Hub) instead of --model")
     run.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"), help="set a notebook parameter (repeatable)")
-    run.add_argument("--output", help="where to write the executed notebook")
+    run.add_argument("--output", help="where to write the executed notebook (a .ipynb path or a folder; default: the run's own folder)")
     run.add_argument("--profile", choices=("full", "small"), default="full", help="small: the quick sizes the tests use")
+    run.add_argument("--record", action="store_true",
+                     help="write the book's record (data/results), as attncoda book does: only at the chapter's defaults")
 
     book = sub.add_parser("book", help="run every chapter and build the website into _build/html")
     book.add_argument("--profile", choices=("full", "small"), default="full")
@@ -59,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     book.add_argument("--rerun", action="store_true", help="rerun every chapter, even those whose notebook, package source and inputs are unchanged")
     book.add_argument("--preset", help="measure a named list of models (paper: the paper's models, from the Hub) in the measurement chapter")
     book.add_argument("--jobs", type=positive, default=1, help="compute the chapters' (model, seed) jobs in this many processes first")
-    book.add_argument("--scheduler", metavar="ADDRESS", help="send those jobs to a Dask distributed scheduler (e.g. tcp://host:8786) instead")
+    book.add_argument("--scheduler", type=address, metavar="ADDRESS", help="send those jobs to a Dask distributed scheduler (e.g. tcp://host:8786) instead")
     for command in (run, book):
         command.add_argument("--dtype", choices=DTYPES, help="load models in this dtype (default float32; bfloat16 for large models on a GPU)")
         command.add_argument("--device-map", metavar="MAP", help="let accelerate place large models across devices (e.g. auto)")
@@ -73,7 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
     ver.add_argument("--profile", choices=("full", "small"), default="full", help="the profile the committed results were made with")
     ver.add_argument("--kernels", choices=("native", "baseline"), default="native",
                      help="baseline: rerun with CPU kernels restricted to an older x86's instructions (a cross-machine difference, measured here)")
-    ver.add_argument("--record", action="store_true", help="keep the report in data/verify/ for the reproducibility page")
+    ver.add_argument("--record", action="store_true",
+                     help="keep the report in data/verify/ for the reproducibility page (only at the chapter's defaults and the full profile)")
 
     aud = sub.add_parser("audit", help="is my convention safe for this model? a one-page report, no notebook")
     aud.add_argument("--model", required=True, help="a short name, a Hugging Face id[@revision], a local folder or a .gguf file")
@@ -125,9 +146,12 @@ def _audit(args) -> None:
     from ..engine.signatures import signature_sets
     from ..math.metrics import get_metric
     from ..studies import predictor
-    from ..studies.audit import audit, render
+    from ..studies.audit import audit, check_sink, render
 
-    get_metric(args.metric)  # an unknown metric fails before any model loads
+    get_metric(args.metric)  # an unknown metric, sink set or seed list fails before any model loads
+    check_sink(args.sink, args.length)
+    if len(set(args.seeds)) != len(args.seeds):
+        raise ValueError(f"--seeds {' '.join(map(str, args.seeds))} repeats a seed; each seed is an independent text sample, name each once")
     sigs = signature_sets(args.model, tuple(args.seeds), n=args.n, length=args.length)
     try:
         curves, spec = predictor.load_all(version=2)
@@ -136,10 +160,21 @@ def _audit(args) -> None:
     print(render(audit(sigs, args.metric, args.sink, args.triples, curves, spec), args.format), end="")
 
 
+def _results_of(notebook, record: bool) -> str:
+    """Where a run's numbers went (the ``results_dir`` papermill recorded in the executed notebook), for the line
+    ``attncoda run`` prints."""
+    folder = json.loads(Path(notebook).read_text())["metadata"]["papermill"]["parameters"]["results_dir"]
+    return f"{folder} (the book's record)" if record else folder
+
+
 def main(argv=None) -> int:
     import os
 
     args = build_parser().parse_args(argv)
+    from .chapters import QUIET
+
+    for k, v in QUIET.items():  # no loading bars or advisory warnings from the libraries in this terminal either
+        os.environ.setdefault(k, v)
     if getattr(args, "dtype", None):  # through the environment, so a chapter's kernel loads models the same way
         os.environ[DTYPE_ENV] = args.dtype
     if getattr(args, "device_map", None):
@@ -155,8 +190,9 @@ def main(argv=None) -> int:
             if args.preset and args.model:
                 raise ChapterError("pass --model or --preset, not both")
             model = f"preset:{args.preset}" if args.preset else args.model
-            path = run_chapter(args.chapter, model=model, parameters=params, output=args.output, profile=args.profile)
+            path = run_chapter(args.chapter, model=model, parameters=params, output=args.output, profile=args.profile, record=args.record)
             print(f"executed notebook: {path}")
+            print(f"results: {_results_of(path, args.record)}")
         elif args.command == "models":
             from ..engine.registry import install
 
@@ -170,10 +206,12 @@ def main(argv=None) -> int:
         elif args.command == "audit":
             _audit(args)
         elif args.command == "verify":
-            from .verify import verify
+            from .verify import check_recordable, verify
 
-            reports = verify(args.chapter, model=args.model, parameters={n: parse_value(v) for n, v in args.parameter}, profile=args.profile,
-                             kernels=args.kernels)
+            params = {n: parse_value(v) for n, v in args.parameter}
+            if args.record:
+                check_recordable(args.chapter, args.model, params, args.profile)
+            reports = verify(args.chapter, model=args.model, parameters=params, profile=args.profile, kernels=args.kernels)
             if args.record:
                 from .verify import record
 
@@ -192,7 +230,7 @@ def main(argv=None) -> int:
             html = build_book(profile=args.profile, run=not args.no_run, preset=args.preset, reuse=not args.rerun, jobs=args.jobs,
                               scheduler=args.scheduler)
             print(f"book built: {html / 'index.html'}")
-    except (ChapterError, ModelError, ValueError, FileNotFoundError) as err:
+    except (AttncodaError, ValueError, FileNotFoundError) as err:
         print(f"attncoda: error: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

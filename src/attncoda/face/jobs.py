@@ -124,7 +124,13 @@ def run_job(job: Job, threads: int | None = None) -> dict[str, bytes]:
 def store(files: dict[str, bytes]) -> int:
     """Write a job's cache files into this machine's cache (atomically, each only if missing); a checkpoint's
     ``training.json``, which marks it complete, is written after its weights. Returns how many were written."""
+    from ..base.errors import ChapterError
+    from ..base.paths import is_inside
+
     root, written = cache_dir(), 0
+    for rel in files:  # a worker names files relative to the cache: nothing it returns is written outside it
+        if Path(rel).is_absolute() or ".." in Path(rel).parts or not is_inside(root / rel, root):
+            raise ChapterError(f"a job returned the file {rel!r}, which lies outside the cache; nothing of that job was written")
     for rel in sorted(files, key=lambda r: (Path(r).parent.as_posix(), Path(r).name == "training.json", r)):
         target = root / rel
         if target.exists():

@@ -16,6 +16,13 @@ AT_LEAST_ONE = {"n", "length", "n_triples", "batch_size", "n_windows", "signatur
                 "n_grid", "n_heads", "replicates"}
 """Counts that must be positive."""
 
+MODEL_LISTS = ("endpoints",)
+"""String parameters that name models (comma-separated; "defaults" or "" for the chapter's own choice): each is resolved
+before a kernel starts."""
+
+LIST_ITEMS = {"revisions": (str, "Hub revision names such as [\"step0\", \"step1000\"]")}
+"""What the items of a list parameter whose default is empty must be (there is no default item to take the type from)."""
+
 
 def notebook_parameters(path: Path) -> dict:
     """``{name: default value}`` of the notebook's cell tagged ``parameters`` (literal defaults only)."""
@@ -58,17 +65,32 @@ def check_value(chapter: str, name: str, value, default) -> None:
         if not isinstance(value, str):
             fail(f"must be a string, not {_type_name(value)}")
     elif isinstance(default, list):
+        if not default and name in LIST_ITEMS:
+            kind, described = LIST_ITEMS[name]
+            if not isinstance(value, list) or not all(isinstance(x, kind) and x for x in value):
+                fail(f"must be a list of {described}")
+            return
         if not isinstance(value, list) or not value:
             fail("must be a non-empty list such as [0, 1]")
         kinds = {type(x) for x in default}
         if kinds == {int} and not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in value):
             fail("must be a list of non-negative whole numbers")
+        if kinds == {int} and len(set(value)) != len(value):
+            fail("repeats an entry; each seed or draw must be distinct")
 
 
 def check_parameters(chapter: str, notebook: Path, values: dict) -> None:
     """Check every ``values`` entry against the notebook's parameters cell (unknown names and wrong types fail in one line)."""
     known = notebook_parameters(notebook)
+    empty_lists = [n for n, v in known.items() if v == [] and n not in LIST_ITEMS]
+    if empty_lists:  # a list parameter without an item type would take anything: the check itself must know it
+        raise ChapterError(f"{notebook.name}: list parameter {empty_lists[0]!r} has an empty default and no item type in LIST_ITEMS")
     for name, value in values.items():
         if name not in known:
             raise ChapterError(f"chapter {chapter!r} has no parameter {name!r}; its parameters are: {', '.join(known)}")
         check_value(chapter, name, value, known[name])
+        if name in MODEL_LISTS and value not in ("", "defaults"):
+            from ..engine.models import resolve
+
+            for model in (m.strip() for m in value.split(",") if m.strip()):
+                resolve(model)  # a bad name or path fails here, in one line

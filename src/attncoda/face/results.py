@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from ..base.files import atomic_write_json
-from ..base.paths import data_dir, results_dir, slug
+from ..base.paths import data_dir, results_dir, run_folder, slug
 from ..base.provenance import provenance
 
 
@@ -51,12 +51,21 @@ def timings_path(chapter: str, name: str, directory=None) -> Path:
 
 
 def write_results(chapter: str, name: str, numbers: dict, parameters: dict, seed, started: float, directory=None, extra=None) -> Path:
-    """Atomically write ``<results>/<chapter>/<slug(name)>.json`` with ``numbers`` and their provenance, and the run
-    times among them (and the chapter's wall time) to :func:`timings_path`."""
+    """Atomically write ``<directory>/<chapter>/<slug(name)>.json`` with ``numbers`` and their provenance, and the run
+    times among them (and the chapter's wall time) to :func:`timings_path`. The file is strict JSON: an undefined
+    number is ``null``.
+
+    ``directory`` is what ``attncoda run`` passed as the notebook's ``results_dir``: the book's record only for a
+    recorded run, else the run's own folder. A notebook executed some other way (plain papermill, Jupyter) passes
+    none and writes to a :func:`~attncoda.base.paths.run_folder` of its own, never to the record.
+    """
+    if not directory:
+        directory = run_folder(chapter, name, "notebook", {**parameters, "seed": seed}) / "results"
+        print(f"results written to {directory} (the book's record changes only with attncoda book or attncoda run --record)")
     path = results_dir(directory) / chapter / f"{slug(name)}.json"
     record, times = split_times({"results": numbers, "provenance": provenance(parameters, seed, started, extra)})
-    atomic_write_json(timings_path(chapter, name, directory), {"chapter": chapter, "name": name, **(times or {})})
-    atomic_write_json(path, {"chapter": chapter, "name": name, **record})
+    atomic_write_json(timings_path(chapter, name, directory), {"chapter": chapter, "name": name, **(times or {})}, strict=True)
+    atomic_write_json(path, {"chapter": chapter, "name": name, **record}, strict=True)
     return path
 
 

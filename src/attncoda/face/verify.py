@@ -127,6 +127,16 @@ def verify(name: str, model: str | None = None, parameters: dict | None = None, 
     return reports
 
 
+def check_recordable(name: str, model: str | None, parameters: dict, profile: str) -> None:
+    """``verify --record`` keeps a report of the chapter as the book builds it: refuse (one line) any other run."""
+    from .chapters import is_book_run
+
+    chapter = find_chapter(name)
+    if not is_book_run(chapter, model, profile, dict(parameters)):
+        raise ChapterError(f"--record keeps a report of chapter {chapter.key!r} as the book builds it (its default model, the full profile, "
+                           "default parameters); drop --record to verify this run without keeping it")
+
+
 def record(reports: list[dict], kernels: str) -> Path:
     """Keep a verify run's reports, with the code they checked, as ``data/verify/<chapter>.<kernels>.json`` (the
     reproducibility page shows them)."""
@@ -137,5 +147,5 @@ def record(reports: list[dict], kernels: str) -> Path:
     chapter = reports[0]["file"].split("/")[0]
     path = data_dir() / "verify" / f"{chapter}.{kernels}.json"
     atomic_write_json(path, {"chapter": chapter, "kernels": kernels, "environment": BASELINE_KERNELS if kernels == "baseline" else {},
-                             "code": code_version(), "libraries": library_versions(), "reports": reports})
+                             "code": code_version(), "libraries": library_versions(), "reports": reports}, strict=True)
     return path

@@ -23,6 +23,32 @@ T_95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8
 """Two-sided 95 % Student t quantiles by degrees of freedom (more seeds: 1.96 is used)."""
 
 
+NAMED_SINKS = ("first", "bos", "first4", "cls", "cls_sep")
+
+
+def check_sink(text: str | None, length: int) -> None:
+    """What can be checked of ``--sink`` before any model runs: a named set, or distinct key indices in ``0..length-1``
+    (a ValueError in one line otherwise; the named sets that depend on the model are checked by :func:`parse_sink`).
+
+    Examples
+    --------
+    >>> check_sink("0,1,2,3", 128)
+    >>> check_sink("0..126", 128)
+    Traceback (most recent call last):
+    ValueError: unknown sink set '0..126'; use first, bos, first4, cls, cls_sep or key indices such as 0,1,2,3
+    """
+    if text is None or text in NAMED_SINKS:
+        return
+    try:
+        keys = [int(t) for t in text.split(",")]
+    except ValueError:
+        raise ValueError(f"unknown sink set {text!r}; use first, bos, first4, cls, cls_sep or key indices such as 0,1,2,3") from None
+    if any(not 0 <= k < length for k in keys):
+        raise ValueError(f"sink keys {text} must lie in 0..{length - 1} (the window has {length} keys)")
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"sink keys {text} repeat a key; name each key once")
+
+
 def parse_sink(text: str | None, sig) -> tuple[str, tuple[int, ...]]:
     """A sink set named on the command line: ``first``, ``bos``, ``cls_sep``, ``first4``, ``cls`` or key indices ``0,1,2,3``.
 

