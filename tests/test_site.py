@@ -39,8 +39,11 @@ def site(tmp_path_factory):
                 model = ",".join(str(f) for f in save_tiny_series(chapter.test_family, root / "series"))
             else:
                 model = str(save_tiny(chapter.test_family, root / f"tiny-{chapter.test_family}")) if chapter.per_model else None
-            run_chapter(chapter.key, model=model, profile="small", parameters={"results_dir": str(root / "results")},
-                        output=stage / "notebooks" / f"{chapter.notebook}.ipynb", progress=False)
+            page = run_chapter(chapter.key, model=model, profile="small", parameters={"results_dir": str(root / "results")},
+                               output=stage / "notebooks" / f"{chapter.notebook}.ipynb", progress=False)
+            # The fixture's own inputs (tiny models, a results folder) live in a temporary folder, which the pages would
+            # show among their parameters; a book build injects no such path (tests/test_trust.py checks that).
+            page.write_text(page.read_text().replace(str(root), "<test folder>"))
         yield build_book(run=False)
     finally:
         patch.undo()
@@ -55,7 +58,8 @@ def browser():
         pytest.fail("the site test needs a real browser: apt-get install chromium chromium-driver (make test does this as root)")
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1300,2000", "--allow-file-access-from-files"):
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1366,900", "--allow-file-access-from-files",
+                "--disable-background-networking", "--disable-component-update", "--no-first-run"):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=driver_path))
@@ -84,9 +88,66 @@ ready.then((typesetDone) => {
     boldComputed: [...main.querySelectorAll('p > span.pasted-text')].filter(e => parseInt(getComputedStyle(e).fontWeight) >= 600
                                                                           && getComputedStyle(e.parentElement).fontWeight < 600).length,
     rawCode: (text.match(/`[^`\\n]{1,80}`/g) || []).length,
+    fusedCells: fusedCells(main),
+    unscrolledWide: unscrolledWide(main),
+    smallImages: [...main.querySelectorAll('.cell_output img, figure img')].filter(i => i.naturalWidth > 0 && i.offsetParent !== null).map(i => ({
+      src: i.src.split('/').pop(), ratio: i.getBoundingClientRect().width / i.naturalWidth})),
+    emptyHeadings: [...main.querySelectorAll('section')].filter(sec => {
+      const kids = [...sec.children].filter(k => !/^H[1-6]$/.test(k.tagName) && k.tagName !== 'SPAN');
+      return kids.every(k => !k.innerText.trim() && !k.querySelector('img'));
+    }).map(sec => (sec.querySelector('h1,h2,h3,h4,h5,h6') || {innerText: '?'}).innerText.replace('#', '').trim()),
+    proseText: proseText(main),
   });
 });
+
+// Two numbers in adjacent cells of a table row whose rendered text boxes are closer than 8 px.
+function fusedCells(root) {
+  const found = [];
+  const textBox = (cell) => { const r = document.createRange(); r.selectNodeContents(cell); return r.getBoundingClientRect(); };
+  for (const row of root.querySelectorAll('tr')) {
+    const cells = [...row.children];
+    for (let i = 0; i + 1 < cells.length; i++) {
+      const a = cells[i].innerText.trim(), b = cells[i + 1].innerText.trim();
+      if (!/[0-9]$/.test(a) || !/^[-−+]?[0-9.]/.test(b)) continue;
+      const gap = textBox(cells[i + 1]).left - textBox(cells[i]).right;
+      if (gap < 8) found.push(`${a} | ${b} (${gap.toFixed(1)} px)`);
+    }
+  }
+  return found;
+}
+
+// A table, display equation or code block wider than the column, with no scroll box of its own around it.
+function unscrolledWide(root) {
+  const column = root.getBoundingClientRect();
+  const found = [];
+  for (const el of root.querySelectorAll('table, mjx-container[display="true"], pre')) {
+    if (el.scrollWidth <= column.width + 1 && el.getBoundingClientRect().right <= column.right + 1) continue;
+    let scrolls = false;
+    for (let up = el; up && up !== root; up = up.parentElement) {
+      const style = getComputedStyle(up);
+      if ((style.overflowX === 'auto' || style.overflowX === 'scroll') && up.getBoundingClientRect().width <= column.width + 1) { scrolls = true; break; }
+    }
+    if (!scrolls) found.push(`${el.tagName.toLowerCase()} ${Math.round(el.scrollWidth)} px in a ${Math.round(column.width)} px column: ${el.innerText.slice(0, 40)}`);
+  }
+  return found;
+}
+
+// The page's text outside math, code and figures: where TeX-like notation must not appear.
+function proseText(root) {
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {acceptNode: (n) =>
+    n.parentElement.closest('mjx-container, code, pre, script, style, .math') ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT});
+  let out = '';
+  while (walker.nextNode()) out += walker.currentNode.nodeValue + ' ';
+  return out;
+}
 """
+
+PROGRESS = re.compile(r"\d+(\.\d+)?\s?it/s|s/it\]|\d+%\|| Loading weights|Executing:")
+MACHINE_PATH = re.compile(r"(?<![\w.])/(home|root|tmp|work|Users|var/folders|private)/|PosixPath\(|[A-Za-z]:\\\\Users")
+UNDEFINED = re.compile(r"(?<![\w-])(nan|NaN)(?![\w-])")
+TEX_OUTSIDE_MATH = re.compile(r"\^⊥|\^\\perp|\b[dCρH]_A\b|_A\^|\be\^[-0-9.]")
+MIN_FONT_PX = 9.0
+"""The smallest text a figure may show on the page, in CSS pixels."""
 
 
 def test_every_page_renders_in_a_real_browser(site, browser):
@@ -128,4 +189,39 @@ def test_every_page_renders_in_a_real_browser(site, browser):
             problems.append(f"{name}: {found['rawMath']} math element(s) left as raw TeX")
         if name.startswith("notebooks/") and not found["images"] and "reproducibility" not in name:
             problems.append(f"{name}: no figure rendered")
+        problems += reader_problems(name, found)
+        browser.set_window_size(*PHONE)
+        browser.get(page.as_uri())
+        browser.execute_async_script(PAGE_CHECK)
+        browser.save_screenshot(str(SHOTS / (name.replace("/", "__") + ".phone.png")))
+        browser.set_window_size(*DESKTOP)
+    problems += [f"{p.relative_to(site)}: a downloadable notebook holds a path of the machine that built it"
+                 for p in site.rglob("*.ipynb") if MACHINE_PATH.search(p.read_text())]
     assert not problems, "\n".join(problems)
+
+
+DESKTOP, PHONE = (1366, 900), (390, 844)
+"""A laptop's window and a phone's, the sizes a reader's look was taken at."""
+
+
+def reader_problems(name: str, found: dict) -> list[str]:
+    """What a reader would see wrong on a page that renders: the checks of issue "The pages a reader sees"."""
+    from attncoda.face.plots import SMALLEST_FONT_PX
+
+    problems = []
+    text = found["text"]
+    for pattern, what in ((PROGRESS, "a progress bar or log line"), (MACHINE_PATH, "a path of the machine that built it"),
+                          (UNDEFINED, "an undefined number shown as nan")):
+        hit = pattern.search(text)
+        if hit:
+            problems.append(f"{name}: {what}: {text[max(0, hit.start() - 40):hit.end() + 20]!r}")
+    for tex in TEX_OUTSIDE_MATH.finditer(found["proseText"]):
+        problems.append(f"{name}: notation outside math mode: {found['proseText'][max(0, tex.start() - 30):tex.end() + 10]!r}")
+    problems += [f"{name}: numbers in adjacent cells run together: {c}" for c in found["fusedCells"]]
+    problems += [f"{name}: clipped, with no scroll box: {w}" for w in found["unscrolledWide"]]
+    problems += [f"{name}: empty section under the heading {h!r}" for h in found["emptyHeadings"]]
+    for image in found["smallImages"]:
+        smallest = image["ratio"] * SMALLEST_FONT_PX
+        if image["ratio"] < 0.6 and smallest < MIN_FONT_PX:
+            problems.append(f"{name}: figure {image['src']} is shown at {100 * image['ratio']:.0f} % of its size: its smallest text is {smallest:.1f} px")
+    return problems

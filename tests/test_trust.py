@@ -380,3 +380,17 @@ def test_undefined_numbers_are_written_as_null(tmp_path):
     path = write_results("theory", "x", {"rate": float("nan"), "ok": 1.0, "arr": [np.float64("inf")]}, {}, 0, time.time(), tmp_path)
     record = json.loads(path.read_text(), parse_constant=_refuse)
     assert record["results"] == {"rate": None, "ok": 1.0, "arr": [None]}
+
+
+@pytest.mark.slow
+def test_a_recorded_page_injects_no_parameter_and_names_no_machine_path(sandbox, monkeypatch):
+    import re
+
+    from attncoda.face.chapters import run_chapter
+
+    monkeypatch.setenv("ATTNCODA_RESULTS", str(sandbox / "record"))
+    page = run_chapter("theory", record=True, progress=False)
+    notebook = json.loads(page.read_text())
+    assert not [c for c in notebook["cells"] if "injected-parameters" in c["metadata"].get("tags", [])]
+    assert (sandbox / "record" / "theory" / "synthetic.json").exists(), "the recorded run wrote the record"
+    assert not re.search(r'"/(tmp|root|home|work)/', page.read_text()), "the page's notebook names a path of this machine"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -130,7 +131,8 @@ def build_book(profile: str = "full", run: bool = True, strict: bool = True, pre
         executed = stage / "notebooks" / f"{chapter.notebook}.ipynb"
         if run:
             model = f"preset:{preset}" if preset and chapter.key.startswith("measurement") else None
-            parameters = {"results_dir": str(own_results)} if own_results else {}
+            # relative to the kernel's folder (notebooks/), so the page's injected parameters name no path of this machine
+            parameters = {"results_dir": os.path.relpath(own_results, repo_root() / "notebooks")} if own_results else {}
             key = chapter_key(chapter, model, profile, parameters)
             stamp = executed.with_suffix(".key")
             has_results = any((Path(own_results or results_dir()) / chapter.key).glob("*.json"))

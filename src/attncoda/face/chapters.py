@@ -14,14 +14,18 @@ from pathlib import Path
 
 from ..base.errors import ChapterError
 from ..base.paths import build_dir, repo_root, writable_folder
-
+from .results import RECORD_ENV
 
 KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=CRITICAL"]
 """The kernel's own log stays out of the terminal: a cell's error reaches the reader as a ChapterError line, and an
 interrupted run ends with one line, not the kernel's complaint that its parent went away."""
 
 QUIET = {"HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error", "PYTHONWARNINGS": "ignore:IProgress not found"}
-"""The chapter kernel's environment: no download or loading progress bars and no advisory warnings in the pages."""
+"""No download or loading progress bars and no advisory warnings from the libraries (the kernel's and the terminal's)."""
+
+KERNEL_QUIET = {**QUIET, "TQDM_DISABLE": "1"}
+"""The chapter kernel's environment: besides :data:`QUIET`, no tqdm bar at all (e.g. transformers' GGUF conversion), so
+no page shows one; the reader follows progress in the terminal (``$ATTNCODA_PROGRESS``)."""
 
 
 @dataclass(frozen=True)
@@ -152,7 +156,7 @@ def is_book_run(chapter: Chapter, model: str | None, profile: str, parameters: d
     if profile != "full" or model not in (None, chapter.default_model):
         return False
     defaults = notebook_parameters(repo_root() / "notebooks" / f"{chapter.notebook}.ipynb")
-    return all(defaults.get(k) == v for k, v in parameters.items() if k != "results_dir")
+    return all(defaults.get(k) == v for k, v in parameters.items())
 
 
 class _ProgressEcho:
@@ -255,13 +259,13 @@ def run_chapter(
         if not is_book_run(chapter, model, profile, params):
             raise ChapterError(f"--record writes the book's record ({record_folder}), which holds chapter {chapter.key!r} at its default "
                                "model, the full profile and default parameters only; drop --record (the run gets a folder of its own)")
-        params["results_dir"] = str(record_folder)
-        folder = stage_dir() / "notebooks"
+        folder = stage_dir() / "notebooks"  # no parameter is injected: the page shows the notebook's own defaults
     elif params.get("results_dir"):
-        if chapter.writes_results and is_inside(params["results_dir"], record_folder):
+        given = root / "notebooks" / params["results_dir"]  # as the kernel sees it (its folder is notebooks/); absolute stays absolute
+        if chapter.writes_results and is_inside(given, record_folder):
             raise ChapterError(f"results_dir {params['results_dir']} is inside the book's record {record_folder}; "
                                "use --record to write the record, or pass another folder")
-        folder = Path(params["results_dir"])
+        folder = given
     else:
         from .parameters import notebook_parameters
 
@@ -273,11 +277,15 @@ def run_chapter(
         params["model"] = model
     target = output_path(chapter, output, folder)
     if chapter.writes_results:
-        writable_folder(Path(params["results_dir"]), "results", "pass another results_dir", ChapterError)
+        writable_folder(root / "notebooks" / (params.get("results_dir") or record_folder), "results", "pass another results_dir", ChapterError)
     partial = target.with_name(f".{target.stem}.part.ipynb")
-    env_before = {k: os.environ.get(k) for k in (*QUIET, "ATTNCODA_HOME", progress_env)}
-    os.environ.update(QUIET)
+    env_before = {k: os.environ.get(k) for k in (*KERNEL_QUIET, "ATTNCODA_HOME", progress_env, RECORD_ENV)}
+    os.environ.update(KERNEL_QUIET)
     os.environ["ATTNCODA_HOME"] = str(root)
+    if record:
+        os.environ[RECORD_ENV] = "1"
+    else:
+        os.environ.pop(RECORD_ENV, None)  # inherited from nowhere: only a recorded run writes the record
     echo = _ProgressEcho(chapter.key) if progress else None
     if echo:
         os.environ[progress_env] = str(echo.path)
@@ -298,5 +306,20 @@ def run_chapter(
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+    _forget_machine_paths(partial, root)
     os.replace(partial, target)
     return target
+
+
+def _forget_machine_paths(notebook: Path, root: Path) -> None:
+    """Papermill records the absolute input and output paths in the executed notebook's metadata; the book's copy
+    (which readers download) keeps them relative to the project folder."""
+    import json
+
+    nb = json.loads(notebook.read_text())
+    meta = nb.get("metadata", {}).get("papermill", {})
+    for key in ("input_path", "output_path"):
+        if meta.get(key):
+            path = Path(meta[key])
+            meta[key] = path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name
+    notebook.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")

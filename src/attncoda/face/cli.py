@@ -163,8 +163,11 @@ def _audit(args) -> None:
 def _results_of(notebook, record: bool) -> str:
     """Where a run's numbers went (the ``results_dir`` papermill recorded in the executed notebook), for the line
     ``attncoda run`` prints."""
-    folder = json.loads(Path(notebook).read_text())["metadata"]["papermill"]["parameters"]["results_dir"]
-    return f"{folder} (the book's record)" if record else folder
+    from ..base.paths import results_dir
+
+    if record:
+        return f"{results_dir()} (the book's record)"
+    return json.loads(Path(notebook).read_text())["metadata"]["papermill"]["parameters"]["results_dir"]
 
 
 def main(argv=None) -> int:
@@ -187,6 +190,8 @@ def main(argv=None) -> int:
             from .chapters import run_chapter
 
             params = {name: parse_value(value) for name, value in args.parameter}
+            if isinstance(params.get("results_dir"), str) and params["results_dir"]:
+                params["results_dir"] = os.path.abspath(params["results_dir"])  # relative to where the reader typed it
             if args.preset and args.model:
                 raise ChapterError("pass --model or --preset, not both")
             model = f"preset:{args.preset}" if args.preset else args.model

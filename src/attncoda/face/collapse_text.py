@@ -26,7 +26,7 @@ def trajectory_sentence(runs: dict[str, list[dict]], shares: dict[str, dict]) ->
     sink = [(runs[name][0]["sink_mass"], runs[name][-1]["sink_mass"]) for name, _ in spans]
     fell = sum(1 for x in dh if x < 0)
     content_rose = sum(1 for x in dc if x > 0)
-    text = (f"From the entropy peak to the last checkpoint, mean H changed by {_span(dh)} nats in the {len(spans)} run(s) "
+    text = (f"From the entropy peak to the last checkpoint, mean H changed by {_span(dh)} nats in {'the one run' if len(spans) == 1 else f'the {len(spans)} runs'} "
             f"({fell} of them fell) and mean H(π) by {_span(dc)} nats")
     text += f"; H(π) rose in {content_rose} of them" if content_rose else ""
     text += (f". The mean sink mass went from {_span([a for a, _ in sink])} at step 0 to {_span([b for _, b in sink])} at the end.")

@@ -18,6 +18,63 @@ def glue(name: str, value, display: bool = False) -> None:
     myst_glue(name, value, display=display)
 
 
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``count`` and ``word``, in the plural when ``count`` is not 1.
+
+    Examples
+    --------
+    >>> plural(1, "failure"), plural(0, "failure"), plural(2, "abstention")
+    ('1 failure', '0 failures', '2 abstentions')
+    """
+    return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
+def show_with_reasons(table, caption: str, reasons: str = "why") -> None:
+    """Display ``table`` without its long ``reasons`` column, then that column as a list under it (a sentence per
+    row reads as prose, not as a cell twenty lines tall)."""
+    from IPython.display import Markdown, display
+
+    display(table.drop(columns=reasons).style.set_caption(caption))
+    display(Markdown("\n".join(f"* **{name}**: {why}" for name, why in table[reasons].items())))
+
+
+TEX = {"d_A^⊥": r"\(d_A^\perp\)", "C_A^⊥": r"\(C_A^\perp\)", "ρ_A": r"\(\rho_A\)", "d_A": r"\(d_A\)"}
+"""The notation that table labels write in plain characters, and its math form (typeset in cell outputs)."""
+
+
+def tex(label: str) -> str:
+    r"""``label`` with its notation in math delimiters, for a table the book typesets.
+
+    Examples
+    --------
+    >>> print(tex("d_A^⊥ retention"), tex("total d_A"), tex("ρ_A"))
+    \(d_A^\perp\) retention total \(d_A\) \(\rho_A\)
+    """
+    import re
+
+    if not isinstance(label, str):
+        return label
+    return re.sub("|".join(rf"(?<!\\\(){re.escape(k)}" for k in TEX), lambda m: TEX[m.group(0)], label)  # not twice
+
+
+def typeset_tables() -> None:
+    """Have every table this kernel displays (a pandas DataFrame or Styler) write its notation as math (:func:`tex`),
+    which the book typesets; outside IPython it does nothing."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+    import pandas as pd
+    from pandas.io.formats.style import Styler
+
+    html = shell.display_formatter.formatters["text/html"]
+    for kind in (pd.DataFrame, Styler):
+        html.for_type(kind, lambda table: tex(table._repr_html_()))
+
+
 def mark(holds) -> str:
     """✓ for True, ✗ for False, n/a for None."""
     return {True: "✓", False: "✗", None: "n/a"}[None if holds is None else bool(holds)]

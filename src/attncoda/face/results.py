@@ -10,11 +10,15 @@ parallel) writes a byte-identical results file.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from ..base.files import atomic_write_json
 from ..base.paths import data_dir, results_dir, run_folder, slug
 from ..base.provenance import provenance
+
+RECORD_ENV = "ATTNCODA_WRITE_RECORD"
+"""Set to 1 by ``attncoda run --record`` and ``attncoda book`` in the chapter's kernel (the notebook injects no path)."""
 
 
 TIMES = ("wall_time_s", "seconds", "compute_s", "chapter_seconds", "measure_seconds", "grid_seconds", "training_seconds")
@@ -55,11 +59,14 @@ def write_results(chapter: str, name: str, numbers: dict, parameters: dict, seed
     times among them (and the chapter's wall time) to :func:`timings_path`. The file is strict JSON: an undefined
     number is ``null``.
 
-    ``directory`` is what ``attncoda run`` passed as the notebook's ``results_dir``: the book's record only for a
-    recorded run, else the run's own folder. A notebook executed some other way (plain papermill, Jupyter) passes
-    none and writes to a :func:`~attncoda.base.paths.run_folder` of its own, never to the record.
+    ``directory`` is the notebook's ``results_dir``, which ``attncoda run`` sets to the run's own folder. A recorded
+    run (``attncoda book``, ``attncoda run --record``) injects none and sets :data:`RECORD_ENV`: it writes the book's
+    record. A notebook executed some other way (plain papermill, Jupyter) passes none and writes to a
+    :func:`~attncoda.base.paths.run_folder` of its own, never to the record.
     """
-    if not directory:
+    if not directory and os.environ.get(RECORD_ENV) == "1":
+        directory = results_dir()  # a recorded run (attncoda book, attncoda run --record)
+    elif not directory:
         directory = run_folder(chapter, name, "notebook", {**parameters, "seed": seed}) / "results"
         print(f"results written to {directory} (the book's record changes only with attncoda book or attncoda run --record)")
     path = results_dir(directory) / chapter / f"{slug(name)}.json"
