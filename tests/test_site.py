@@ -3,7 +3,11 @@
 The book is built from every chapter run on the small profile (per-model chapters on a tiny model saved
 by the test) into a temporary folder, with the same code path as `make book`. Each page fails the test on:
 a JavaScript error in the console, a broken internal link or image, a raw glue placeholder, an error or
-traceback output, math left as raw TeX, or a figure that did not render. A screenshot of each page is kept.
+traceback output, math left as raw TeX, or a figure that did not render; and on what a reader saw wrong
+(:func:`reader_problems`): progress bars or log lines, a machine path (in the page or its downloadable
+notebook), a visible nan, numbers in adjacent cells closer than 8 px, a table, equation or code block wider
+than the column without a scroll box, a figure shown so small that its type is under 9 px, an empty
+section, notation outside math. Screenshots of each page are kept at 1,366 × 900 and at 390 × 844 (a phone).
 """
 
 import re
@@ -225,3 +229,31 @@ def reader_problems(name: str, found: dict) -> list[str]:
         if image["ratio"] < 0.6 and smallest < MIN_FONT_PX:
             problems.append(f"{name}: figure {image['src']} is shown at {100 * image['ratio']:.0f} % of its size: its smallest text is {smallest:.1f} px")
     return problems
+
+
+DEFECTS = """<!doctype html><html><head><meta charset="utf-8"><style>td { padding: 0; }</style></head><body><main>
+<section><h2>Results</h2>
+<pre>Converting and de-quantizing GGUF tensors...:  50%|#####     | 1/2 [00:01<00:01,  1.00it/s]</pre>
+<p>Written to /tmp/build/results and PosixPath('/root/cache').</p>
+<p>The content part d_A^⊥ is invariant.</p>
+<table><tr><td>1.25</td><td>3.50</td><td>nan</td></tr></table>
+<table style="width: 3000px"><tr><td>a table wider than any column</td></tr></table>
+<div class="cell_output"><img src="wide.png" style="width: 500px"></div>
+</section>
+<section><h2>Figure 4: an empty section</h2></section>
+</main></body></html>"""
+
+
+def test_the_checks_catch_each_defect(browser, tmp_path):
+    """Each defect a reader found, put back on a page of its own: the site check reports every one."""
+    from PIL import Image
+
+    Image.new("RGB", (2000, 200), "white").save(tmp_path / "wide.png")
+    page = tmp_path / "defects.html"
+    page.write_text(DEFECTS)
+    browser.set_window_size(*DESKTOP)
+    browser.get(page.as_uri())
+    problems = "\n".join(reader_problems("defects.html", browser.execute_async_script(PAGE_CHECK)))
+    for expected in ("a progress bar", "a path of the machine", "nan", "notation outside math mode", "run together: 1.25 | 3.50",
+                     "clipped, with no scroll box: table", "figure wide.png is shown at 25 %", "empty section under the heading 'Figure 4"):
+        assert expected in problems, f"the check missed: {expected}\n{problems}"
