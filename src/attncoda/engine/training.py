@@ -188,6 +188,17 @@ def _last_checkpoint(run: SuiteRun) -> int | None:
     return max(done) if done else None
 
 
+def load_optimizer_state(path: Path) -> dict:
+    """An optimizer's saved state, unpickled with ``weights_only=True`` (tensors and plain values: no pickled code
+    runs), allowing the numpy scalars a learning-rate schedule leaves in the parameter groups."""
+    import numpy as np
+    import torch
+
+    scalars = [np._core.multiarray.scalar, np.dtype, type(np.dtype(np.float64))]
+    with torch.serialization.safe_globals(scalars):
+        return torch.load(path, weights_only=True)
+
+
 def train(run: SuiteRun, retrain: bool = False) -> list[Path]:
     """Train ``run`` (or resume it from its last checkpoint); return its checkpoint folders in step order.
 
@@ -225,7 +236,7 @@ def _train(run: SuiteRun, last: int | None, schedule: list[int]) -> None:
         state = run.checkpoint(last)
         model = GPTNeoXForCausalLM.from_pretrained(state)
         optimizer = torch.optim.AdamW(model.parameters(), lr=run.learning_rate, betas=(0.9, 0.95), weight_decay=run.weight_decay)
-        optimizer.load_state_dict(torch.load(state / "optimizer.pt", weights_only=True))  # tensors only: no pickled code runs
+        optimizer.load_state_dict(load_optimizer_state(state / "optimizer.pt"))
         seconds = json.loads((state / "training.json").read_text())["training_seconds"]
         report(f"{run.name}: resuming at step {last}")
     else:
