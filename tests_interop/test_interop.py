@@ -75,10 +75,9 @@ def test_transformer_lens_cache_gives_the_signatures_of_its_patterns_and_of_our_
     folder = folders["gpt2"]
     ids = windows(folder)
     bridge = TransformerBridge.boot_transformers(str(folder), device="cpu")
-    with torch.inference_mode():
-        _, cache = bridge.run_with_cache(ids)
+    _, cache = bridge.run_with_cache(ids)  # as the README shows it
     from_cache = signatures_from_patterns(cache)
-    patterns = np.stack([cache[f"blocks.{i}.attn.hook_pattern"].numpy() for i in range(bridge.cfg.n_layers)], axis=1)
+    patterns = np.stack([cache[f"blocks.{i}.attn.hook_pattern"].detach().numpy() for i in range(bridge.cfg.n_layers)], axis=1)
     from_arrays = signatures_from_patterns(patterns)
     same_signatures(from_cache, from_arrays, rtol=0, atol=0)  # the same patterns, bit for bit
     ours = measure_signatures(from_cache, 0, n_triples=500)
@@ -95,11 +94,10 @@ def test_nnsight_trace_gives_the_signatures_of_our_capture(folders):
     ids = windows(folder)
     model = TransformersModel(str(folder), task="text-generation", attn_implementation="eager", dispatch=True)
     saved = []
-    with torch.inference_mode(), model.trace(ids):
+    with model.trace(ids):  # as the README shows it
         for layer in model.model.layers:
             saved.append(layer.self_attn.output[1].save())  # eager attention returns (output, weights)
-    patterns = np.stack([np.asarray(s.detach().float()) for s in saved], axis=1)  # [window, layer, head, query, key]
-    from_nnsight = signatures_from_patterns(patterns)
+    from_nnsight = signatures_from_patterns(np.stack([s.detach().float().numpy() for s in saved], axis=1))
     captured, loaded = own_capture(folder, ids)
     assert from_nnsight.shape == captured.shape == (loaded.info.layers, loaded.info.heads, L)
     same_signatures(from_nnsight, captured, **FLOAT32)
