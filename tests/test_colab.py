@@ -100,4 +100,4 @@ def test_every_chapter_runs_its_colab_branch_in_a_bare_environment(tmp_path, mon
         if chapter.writes_results:
             found = list((checkout / "_build" / "runs" / chapter.key).glob(f"*/results/{chapter.key}/*.json"))
             assert found, f"chapter {chapter.key} wrote no results in a run folder of the Colab checkout"
-    assert not _run("git", "-C", str(checkout), "status", "--porcelain").stdout.strip(), "a Colab run leaves the checkout's record untouched"
+    assert not _run("git", "-C", str(checkout), "status", "--porcelain", "--", "data").stdout.strip(), "a Colab run leaves the checkout's record untouched"

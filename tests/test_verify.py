@@ -10,8 +10,9 @@ from attncoda.face.verify import verify
 
 @pytest.mark.slow
 def test_verify_finds_no_difference_then_names_a_changed_number(tmp_path, monkeypatch):
-    monkeypatch.setenv("ATTNCODA_RESULTS", str(tmp_path / "committed"))
+    # a small-profile "record" of its own: written as an ordinary run, then named the record for verify to compare with
     run_chapter("theory", profile="small", parameters={"results_dir": str(tmp_path / "committed")}, output=tmp_path / "a.ipynb", progress=False)
+    monkeypatch.setenv("ATTNCODA_RESULTS", str(tmp_path / "committed"))
     [report] = verify("theory", profile="small")
     assert report["ok"] and report["tolerance"] == 0.0 and report["compared"] > 10
     assert report["largest_absolute"]["difference"] == 0.0, "a pure-numpy chapter reruns to the same bits"
@@ -31,9 +32,9 @@ def test_baseline_kernels_reach_the_chapter_kernel_and_are_undone(tmp_path, monk
 
     from attncoda.face.verify import BASELINE_KERNELS
 
-    monkeypatch.setenv("ATTNCODA_RESULTS", str(tmp_path / "committed"))
     monkeypatch.setenv("ATTNCODA_HOME", str(__import__("pathlib").Path(__file__).parents[1]))
     run_chapter("theory", profile="small", parameters={"results_dir": str(tmp_path / "committed")}, output=tmp_path / "a.ipynb", progress=False)
+    monkeypatch.setenv("ATTNCODA_RESULTS", str(tmp_path / "committed"))
     before = {k: os.environ.get(k) for k in (*BASELINE_KERNELS, "ATTNCODA_CACHE")}
     [report] = verify("theory", profile="small", kernels="baseline")
     assert report["kernels"] == "baseline" and report["ok"] and report["differing"] == 0
