@@ -239,6 +239,11 @@ def main(argv=None) -> int:
         print(f"attncoda: error: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
+        import logging
+
+        # The chapter's kernel is shut down with the run; the cell it was executing ends as a DeadKernelError in a task
+        # nobody awaits any more, which asyncio would print as a traceback when the interpreter exits. It is no error.
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
         print("attncoda: interrupted", file=sys.stderr)
         return 130
     return 0
