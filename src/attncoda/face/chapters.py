@@ -119,11 +119,6 @@ def stage_dir() -> Path:
     return build_dir() / "stage"
 
 
-def stage_notebook(chapter: Chapter) -> Path:
-    """The book's executed copy of a chapter (what the website renders)."""
-    return stage_dir() / "notebooks" / f"{chapter.notebook}.ipynb"
-
-
 def output_path(chapter: Chapter, output: str | os.PathLike | None, folder: Path) -> Path:
     """Where the executed notebook goes: ``output`` (a folder gets ``<notebook>.ipynb`` inside it), else ``folder``.
     Checked before any kernel starts: a ChapterError in one line if it cannot be written."""
