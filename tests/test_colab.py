@@ -10,7 +10,7 @@ import nbformat
 import pytest
 
 from attncoda.face.chapters import CHAPTERS
-from attncoda.face.colab import COLAB_MODELS, colab_model, pin_colab_cell
+from attncoda.face.colab import colab_model, pin_colab_cell
 
 ROOT = Path(__file__).parents[1]
 
@@ -29,7 +29,7 @@ def test_every_chapter_starts_with_a_pinnable_colab_cell_and_names_its_colab_mod
         pinned = pin_colab_cell(cell.source, "https://example.org/r", "0123abc")
         assert 'COMMIT = "0123abc"' in pinned and 'REPOSITORY = "https://example.org/r"' in pinned
         if chapter.per_model:
-            assert chapter.key in COLAB_MODELS, f"say which model chapter {chapter.key} measures in Colab"
+            assert chapter.colab_model, f"say which model chapter {chapter.key} measures in Colab"
             assert f'colab_model("{chapter.key}", model)' in "".join(c.source for c in nb.cells)
 
 
@@ -37,7 +37,7 @@ def test_the_colab_model_replaces_only_the_offline_default(monkeypatch):
     monkeypatch.delenv("ATTNCODA_COLAB", raising=False)
     assert colab_model("measurement", "defaults") == "defaults"
     monkeypatch.setenv("ATTNCODA_COLAB", "1")
-    assert colab_model("measurement", "defaults") == COLAB_MODELS["measurement"]
+    assert colab_model("measurement", "defaults") == CHAPTERS["measurement"].colab_model
     assert colab_model("measurement", "./mine") == "./mine"
 
 

@@ -41,7 +41,7 @@ def test_folder_without_config(tmp_path):
 
 
 def test_hub_id_while_the_hub_is_unreachable(monkeypatch):
-    monkeypatch.setattr(models, "_hub_reachable", lambda timeout=3.0: False)
+    monkeypatch.setattr(models, "hub_reachable", lambda timeout=3.0: False)
     with pytest.raises(ModelError, match="cannot reach the Hugging Face Hub.*pass that folder") as err:
         load_model("attncoda-test/does-not-exist@main")
     assert "\n" not in str(err.value)

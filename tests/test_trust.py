@@ -377,7 +377,7 @@ def test_every_committed_results_file_is_strict_json(path):
 def test_undefined_numbers_are_written_as_null(tmp_path):
     from attncoda.face.results import write_results
 
-    path = write_results("theory", "x", {"rate": float("nan"), "ok": 1.0, "arr": [np.float64("inf")]}, {}, 0, time.time(), tmp_path)
+    path = write_results("theory", "x", {"rate": float("nan"), "ok": 1.0, "arr": [np.float64("inf")]}, {}, 0, 1.5, tmp_path)
     record = json.loads(path.read_text(), parse_constant=_refuse)
     assert record["results"] == {"rate": None, "ok": 1.0, "arr": [None]}
 

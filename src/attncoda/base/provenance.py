@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from .checksums import installed_version
@@ -59,14 +58,14 @@ def library_versions(names=LIBRARIES) -> dict[str, str]:
     return {n: v for n in names if (v := installed_version(n))}
 
 
-def provenance(parameters: dict, seed, started: float, extra: dict | None = None) -> dict:
-    """What produced a result: code, Python and library versions, parameters, seed and wall time since ``started``."""
+def provenance(parameters: dict, seed, wall_seconds: float, extra: dict | None = None) -> dict:
+    """What produced a result: code, Python and library versions, parameters, seed and its wall time in seconds."""
     return {
         "code": code_version(),
         "python": sys.version.split()[0],
         "libraries": library_versions(),
         "parameters": parameters,
         "seed": seed,
-        "wall_time_s": round(time.time() - started, 3),
+        "wall_time_s": round(float(wall_seconds), 3),
         **(extra or {}),
     }

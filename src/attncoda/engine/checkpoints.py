@@ -65,7 +65,7 @@ def series(model: str, revisions=None) -> list[Checkpoint]:
 
 def check_reachable(checkpoints: list[Checkpoint]) -> None:
     """Fail in one line, before any model loads, when a Hub series is neither in the local cache nor downloadable."""
-    from .models import _hub_reachable, resolve
+    from .models import hub_reachable, resolve
 
     hub = [c for c in checkpoints if resolve(c.model).kind == "hub"]
     if not hub:
@@ -77,7 +77,7 @@ def check_reachable(checkpoints: list[Checkpoint]) -> None:
         cached = isinstance(try_to_load_from_cache(ref.target, "config.json", revision=ref.revision), str)
     except Exception:  # an old or missing huggingface_hub: decide by reachability alone
         cached = False
-    if not cached and not _hub_reachable():
+    if not cached and not hub_reachable():
         raise ModelError(
             f"cannot reach the Hugging Face Hub to download {hub[0].model} and it is not in the local cache; run where the Hub is "
             "reachable, or save the checkpoints as folders (model.save_pretrained) and pass them as a comma-separated list"

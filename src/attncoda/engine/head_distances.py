@@ -21,6 +21,7 @@ import numpy as np
 
 from ..base.arrays import as_numpy, load_arrays, save_arrays
 from ..base.progress import Steps
+from ..base.protocol import WINDOW_LENGTH
 from ..math.pairdist import PAIR_METRICS, pair_distance_sums
 
 PROTOCOL = "clark-1"
@@ -157,7 +158,7 @@ def compute(loaded, n: int, length: int, seed: int, corpus: str = "wikipedia", s
     return acc.finish(meta)
 
 
-def head_distances(model: str, n: int = 32, length: int = 128, seed: int = 0, corpus: str = "wikipedia", batch_size: int = 4,
+def head_distances(model: str, n: int = 32, length: int = WINDOW_LENGTH, seed: int = 0, corpus: str = "wikipedia", batch_size: int = 4,
                    progress: bool = False, refresh: bool = False) -> HeadDistances:
     """Clark-style head distances of ``model``, from the cache or computed once (:func:`attncoda.engine.cache.cache_or_compute`)."""
     from .cache import cache_or_compute

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import replace
 
-from ..base.protocol import EPS_SWEEP
+from ..base.protocol import EPS_SWEEP, N_WINDOWS, WINDOW_LENGTH
 
 
 def initialized(loaded, init_seed: int = 0):
@@ -39,17 +39,18 @@ def init_identity(trained_sha256: str, init_seed: int) -> str:
     return "init:" + hashlib.sha256(text.encode()).hexdigest()
 
 
-def init_signatures(model: str, init_seed: int = 0, seed: int = 0, n: int = 64, length: int = 128, corpus: str = "wikipedia",
+def init_signatures(model: str, init_seed: int = 0, seed: int = 0, n: int = N_WINDOWS, length: int = WINDOW_LENGTH, corpus: str = "wikipedia",
                     split: str = "sample", batch_size: int = 8, eps_values=EPS_SWEEP, refresh: bool = False):
     """Signatures of ``model``'s architecture at initialization, on the same windows as :func:`~attncoda.engine.signatures.get_signatures`."""
     from .cache import cache_or_compute
-    from .signatures import cache_path, compute, key_fields, load, save
+    from .signatures import SignatureSpec, cache_path, compute_spec, load, save
+
+    spec = SignatureSpec(n, length, corpus, split, batch_size, tuple(eps_values))
 
     def path_for(job, sha, sink):
-        return cache_path(key_fields(f"{model}@init{init_seed}", init_identity(sha, init_seed), sink, corpus, split, n, length, job,
-                                     batch_size, eps_values))
+        return cache_path(spec.key(f"{model}@init{init_seed}", init_identity(sha, init_seed), sink, job))
 
     def make(loaded, job):
-        return compute(initialized(loaded, init_seed), n, length, job, corpus, split, batch_size, eps_values)
+        return compute_spec(initialized(loaded, init_seed), spec, job)
 
     return cache_or_compute(model, (seed,), path_for, load, save, make, refresh=refresh)[0]

@@ -66,7 +66,7 @@ class LoadedModel:
         return getattr(self.model, "base_model", self.model)
 
 
-def _hub_reachable(timeout: float = 3.0) -> bool:
+def hub_reachable(timeout: float = 3.0) -> bool:
     endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
     host = re.sub(r"^https?://", "", endpoint).split("/")[0]
     try:
@@ -331,7 +331,7 @@ def load_model(name: str, ref: ModelRef | None = None) -> LoadedModel:
             try:
                 model, processor, config, causal, vision = _from_pretrained(target, None, revision, True)
             except OSError:
-                if not _hub_reachable():
+                if not hub_reachable():
                     raise ModelError(
                         f"cannot reach the Hugging Face Hub to download {name!r} and it is not in the local cache; "
                         f"download it where the Hub is reachable (model.save_pretrained(folder)) and pass that folder.{login}"

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..base.arrays import as_numpy, load_arrays, save_arrays
 from ..base.progress import Steps
-from ..base.protocol import DEFAULT_EPS, EPS_SWEEP
+from ..base.protocol import DEFAULT_EPS, EPS_SWEEP, N_WINDOWS, WINDOW_LENGTH
 from ..math.coda import closure, replace_zeros
 from ..math.rowstats import STATISTICS
 
@@ -214,10 +214,32 @@ KEY_FIELDS = ("model", "weights_sha256", "default_sink", "corpus", "split", "n",
 """What a set of signatures depends on: the cache key hashes exactly these fields of its metadata."""
 
 
-def key_fields(model: str, weights_sha256: str, default_sink: str, corpus: str, split: str, n: int, length: int, seed: int,
-               batch_size: int, eps_values) -> dict:
-    values = (model, weights_sha256, default_sink, corpus, split, int(n), int(length), seed, batch_size, [float(e) for e in eps_values], PROTOCOL_VERSION)
-    return dict(zip(KEY_FIELDS, values))
+@dataclass(frozen=True)
+class SignatureSpec:
+    """How a model's signatures are measured, apart from the model and the seed: ``n`` windows of ``length`` tokens
+    from ``split`` of ``corpus``, ``batch_size`` windows per forward pass (batching changes a pass's last bits), and
+    the ε sweep of the probability path.
+
+    Examples
+    --------
+    >>> SignatureSpec(n=4, length=24).key("m", "sha", "first", seed=0)["n"]
+    4
+    """
+
+    n: int = N_WINDOWS
+    length: int = WINDOW_LENGTH
+    corpus: str = "wikipedia"
+    split: str = "sample"
+    batch_size: int = 8
+    eps_values: tuple = EPS_SWEEP
+
+    def key(self, model: str, weights_sha256: str, default_sink: str, seed: int, n: int | None = None, length: int | None = None,
+            corpus: str | None = None) -> dict:
+        """The :data:`KEY_FIELDS` of one model's signatures for one seed (``n``, ``length`` and ``corpus`` as measured, when
+        the model decides them: a vision model's length is its patch count, its corpus is images)."""
+        values = (model, weights_sha256, default_sink, corpus or self.corpus, self.split, int(self.n if n is None else n),
+                  int(self.length if length is None else length), seed, self.batch_size, [float(e) for e in self.eps_values], PROTOCOL_VERSION)
+        return dict(zip(KEY_FIELDS, values))
 
 
 def _arrays(sig: Signatures) -> dict[str, np.ndarray]:
@@ -262,15 +284,22 @@ def load(path: Path) -> Signatures | None:
 # --------------------------------------------------------------------------- computing
 
 
-def compute(loaded, n: int = 64, length: int = 128, seed: int = 0, corpus: str = "wikipedia", split: str = "sample",
+def compute(loaded, n: int = N_WINDOWS, length: int = WINDOW_LENGTH, seed: int = 0, corpus: str = "wikipedia", split: str = "sample",
             batch_size: int = 8, eps_values=EPS_SWEEP, progress: bool = False, images=None) -> Signatures:
-    """Run the model's backbone over ``n`` windows and reduce every layer's attention as it is produced."""
+    """Run the model's backbone over ``n`` windows and reduce every layer's attention as it is produced (the options are
+    the fields of :class:`SignatureSpec`; :func:`compute_spec` takes one)."""
+    return compute_spec(loaded, SignatureSpec(n, length, corpus, split, batch_size, tuple(eps_values)), seed, progress, images)
+
+
+def compute_spec(loaded, spec: SignatureSpec, seed: int = 0, progress: bool = False, images=None) -> Signatures:
+    """:func:`compute` for one :class:`SignatureSpec`."""
     import torch
 
     from .capture import capture_attention
     from .corpus import ATTRIBUTION, sample_images, text_windows
 
     info = loaded.info
+    n, length, batch_size = spec.n, spec.length, spec.batch_size
     started = time.perf_counter()
     if info.vision:
         pixels = images if images is not None else sample_images(n, getattr(loaded.model.config, "image_size", 224), seed)
@@ -287,13 +316,13 @@ def compute(loaded, n: int = 64, length: int = 128, seed: int = 0, corpus: str =
                 f"L = {length} exceeds {info.name}'s sliding attention window of {info.attention_window} keys, so a row would not "
                 f"span keys 0..t; use --length {info.attention_window} or less"
             )
-        ids, layout = text_windows(loaded.processor, n, length, seed, corpus, split)
+        ids, layout = text_windows(loaded.processor, n, length, seed, spec.corpus, spec.split)
         batches_in = torch.as_tensor(ids)
         prefix, suffix = len(layout.prefix), len(layout.suffix)
-        corpus_name = corpus
+        corpus_name = spec.corpus
     default = info.default_sink
     sink_sets = sink_sets_for(default, length, prefix, suffix)
-    acc = SignatureAccumulator(info.layers, info.heads, length, info.causal, tuple(sink_sets[default]), eps_values)
+    acc = SignatureAccumulator(info.layers, info.heads, length, info.causal, tuple(sink_sets[default]), spec.eps_values)
     backbone = loaded.backbone
     chunks = range(0, batches_in.shape[0], batch_size)
     if progress:
@@ -310,7 +339,7 @@ def compute(loaded, n: int = 64, length: int = 128, seed: int = 0, corpus: str =
                 backbone(input_ids=batch, attention_mask=torch.ones_like(batch))
             steps.step(done)
     meta = {
-        **key_fields(info.name, info.weights_sha256, default, corpus_name, split, batches_in.shape[0], length, seed, batch_size, eps_values),
+        **spec.key(info.name, info.weights_sha256, default, seed, n=batches_in.shape[0], length=length, corpus=corpus_name),
         "model_info": info.as_dict(), "corpus_attribution": ATTRIBUTION.get(corpus_name, "images given by the caller"),
         "sink_sets": sink_sets,
         "layout": {"prefix_tokens": prefix, "suffix_tokens": suffix, "bos_prepended": bool(prefix) and info.causal},
@@ -328,18 +357,21 @@ def _vision_length(loaded, one) -> int:
         return int(loaded.backbone(pixel_values=one).last_hidden_state.shape[1])
 
 
-def signature_sets(model: str, seeds=(0,), n: int = 64, length: int = 128, corpus: str = "wikipedia", split: str = "sample",
-                   batch_size: int = 8, eps_values=EPS_SWEEP, progress: bool = False, loaded=None, refresh: bool = False) -> list[Signatures]:
+def signature_sets(model: str, seeds=(0,), n: int = N_WINDOWS, length: int = WINDOW_LENGTH, corpus: str = "wikipedia", split: str = "sample",
+                   batch_size: int = 8, eps_values=EPS_SWEEP, progress: bool = False, loaded=None, refresh: bool = False,
+                   spec: SignatureSpec | None = None) -> list[Signatures]:
     """One model's signatures for each seed, from the cache or computed (:func:`attncoda.engine.cache.cache_or_compute`:
     the model is loaded once, only when some seed is missing; a Hub id is always loaded, since its weights'
-    identity is known only after the download)."""
+    identity is known only after the download). ``spec``, when given, replaces the options it holds."""
     from .cache import cache_or_compute
 
+    spec = spec or SignatureSpec(n, length, corpus, split, batch_size, tuple(eps_values))
+
     def path_for(seed, sha, sink):
-        return cache_path(key_fields(model, sha, sink, corpus, split, n, length, seed, batch_size, eps_values))
+        return cache_path(spec.key(model, sha, sink, seed))
 
     def make(loaded_model, seed):
-        return compute(loaded_model, n, length, seed, corpus, split, batch_size, eps_values, progress)
+        return compute_spec(loaded_model, spec, seed, progress)
 
     return cache_or_compute(model, tuple(seeds), path_for, load, save, make, loaded, refresh)
 

@@ -39,7 +39,14 @@ class Chapter:
     test_family: str = "llama"  # the tiny architecture the notebook test passes as --model
     series: bool = False  # --model names a checkpoint series (a Hub id or a comma-separated list of folders), not one model
     writes_results: bool = True  # False: the chapter only reads other chapters' results (the reproducibility page)
+    colab_model: str | None = None  # what the chapter measures in Colab when model is left at its offline default
+    part: str = "Pretrained models"  # the part of the book's table of contents it belongs to
+    parent: str | None = None  # the chapter whose section it is (a sub-page in the table of contents)
 
+
+GPT2 = "openai-community/gpt2"
+"""The paper's GPT-2, which the model chapters measure in Colab (BERT-base for clustering, Pythia-70M's checkpoints
+for collapse: the smallest series of the paper's Figure 5)."""
 
 CHAPTERS: dict[str, Chapter] = {
     c.key: c
@@ -48,12 +55,14 @@ CHAPTERS: dict[str, Chapter] = {
             "theory",
             "01_theory_witness",
             "Theory witness",
+            part="Theory",
             small={"n_positions": 2000, "rows_per_layer": 300, "invariance_samples": 300},
         ),
         Chapter(
             "calibration",
             "02_reversal_calibration",
             "Reversal calibration",
+            part="Theory",
             small={"n_grid": 5, "n_heads": 30, "n_triples": 2000, "replicates": 1},
         ),
         Chapter(
@@ -63,10 +72,11 @@ CHAPTERS: dict[str, Chapter] = {
             per_model=True,
             default_model="defaults",
             small={"seeds": [0], "n": 4, "length": 24, "n_triples": 2000, "batch_size": 2},
+            colab_model=GPT2,
         ),
         *(
             Chapter(key, notebook, title, per_model=True, default_model="defaults",
-                    small={"seeds": [0], "n": 4, "length": 24, "n_triples": 2000, "batch_size": 2})
+                    small={"seeds": [0], "n": 4, "length": 24, "n_triples": 2000, "batch_size": 2}, colab_model=GPT2, parent="measurement")
             for key, notebook, title in (
                 ("measurement-layers", "03b_layer_collapse", "Layer-wise collapse (Figure 4)"),
                 ("measurement-audits", "03c_audits", "Audits (Tables 5-8)"),
@@ -82,6 +92,7 @@ CHAPTERS: dict[str, Chapter] = {
             small={"steps": 4, "endpoints": "minilm-l6", "n": 4, "length": 24, "n_triples": 2000, "batch_size": 2},
             test_family="gpt_neox",
             series=True,
+            colab_model="EleutherAI/pythia-70m",
         ),
         Chapter(
             "clustering",
@@ -91,6 +102,7 @@ CHAPTERS: dict[str, Chapter] = {
             default_model="encoders",
             small={"n": 4, "length": 24, "batch_size": 2, "signature_n": 4},
             test_family="bert",
+            colab_model="google-bert/bert-base-uncased",
         ),
         Chapter(
             "pruning",
@@ -99,10 +111,22 @@ CHAPTERS: dict[str, Chapter] = {
             per_model=True,
             default_model="causal",
             small={"seeds": [0, 1], "random_draws": 2, "random_draws_smallest": 2, "n_windows": 2, "length": 24, "signature_n": 4},
+            colab_model=GPT2,
         ),
-        Chapter("reproducibility", "09_reproducibility", "Reproducibility", writes_results=False),
+        Chapter("reproducibility", "09_reproducibility", "Reproducibility", writes_results=False, part="About this book"),
     )
 }
+
+
+def toc_from_registry() -> dict:
+    """The book's table of contents (``_toc.yml``) as :data:`CHAPTERS` orders and groups it: parts in order of first
+    appearance, each chapter with its sections (the chapters naming it as ``parent``)."""
+    parts: dict[str, list] = {}
+    for c in CHAPTERS.values():
+        if c.parent is None:
+            sections = [{"file": f"notebooks/{s.notebook}"} for s in CHAPTERS.values() if s.parent == c.key]
+            parts.setdefault(c.part, []).append({"file": f"notebooks/{c.notebook}", **({"sections": sections} if sections else {})})
+    return {"format": "jb-book", "root": "book/intro", "parts": [{"caption": p, "chapters": cs} for p, cs in parts.items()]}
 
 
 def find_chapter(name: str) -> Chapter:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .chapters import CHAPTERS, ChapterError
 from ..base.errors import AttncodaError
+from ..base.protocol import N_TRIPLES, N_WINDOWS, SEEDS, WINDOW_LENGTH
 from ..engine.models import DEVICE_MAP_ENV, DTYPE_ENV, DTYPES
 
 
@@ -100,10 +101,10 @@ def build_parser() -> argparse.ArgumentParser:
     aud.add_argument("--model", required=True, help="a short name, a Hugging Face id[@revision], a local folder or a .gguf file")
     aud.add_argument("--metric", default="js", help="cosine, js, euclidean, hellinger, fisher_rao, aitchison or content (default js)")
     aud.add_argument("--sink", help="first, bos, first4, cls, cls_sep, or key indices such as 0,1,2,3 (default: the model's default)")
-    aud.add_argument("--seeds", type=non_negative, nargs="+", default=[0, 1, 2], help="text samples (default 0 1 2)")
-    aud.add_argument("--n", type=positive, default=64, help="windows per seed")
-    aud.add_argument("--length", type=positive, default=128, help="tokens per window (L)")
-    aud.add_argument("--triples", type=positive, default=50_000, help="head triples per seed")
+    aud.add_argument("--seeds", type=non_negative, nargs="+", default=list(SEEDS), help=f"text samples (default {' '.join(map(str, SEEDS))})")
+    aud.add_argument("--n", type=positive, default=N_WINDOWS, help="windows per seed")
+    aud.add_argument("--length", type=positive, default=WINDOW_LENGTH, help="tokens per window (L)")
+    aud.add_argument("--triples", type=positive, default=N_TRIPLES, help="head triples per seed")
     aud.add_argument("--format", choices=("text", "markdown", "json"), default="text")
 
     mod = sub.add_parser("models", help="list the offline default models (or install them)")
@@ -113,8 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
     sig = sub.add_parser("signatures", help="compute (or reuse cached) per-head signatures for a model")
     sig.add_argument("--model", required=True, help="a short name, a Hugging Face id[@revision], a local folder or a .gguf file")
     sig.add_argument("--seed", type=non_negative, default=0)
-    sig.add_argument("--n", type=positive, default=64, help="number of windows")
-    sig.add_argument("--length", type=positive, default=128, help="tokens per window (L)")
+    sig.add_argument("--n", type=positive, default=N_WINDOWS, help="number of windows")
+    sig.add_argument("--length", type=positive, default=WINDOW_LENGTH, help="tokens per window (L)")
     sig.add_argument("--corpus", choices=("wikipedia", "shakespeare"), default="wikipedia")
     sig.add_argument("--batch-size", type=positive, default=8)
     sig.add_argument("--refresh", action="store_true", help="recompute even if a cached copy exists")

@@ -2,7 +2,7 @@
 
 In Colab the offline default models (registry packages of about 1.3 GB) are not installed, but the Hub is
 reachable, so each model chapter measures a model Colab can download: the paper's own where it fits the
-chapter (:data:`COLAB_MODELS`). A reader who sets ``model`` in the parameters cell gets that model instead.
+chapter (its :attr:`~attncoda.face.chapters.Chapter.colab_model`). A reader who sets ``model`` in the parameters cell gets that model instead.
 
 The button opens a copy of the chapter's notebook whose first cell installs the package at the commit the
 page was built from (:func:`pin_colab_cell`); ``attncoda book`` writes those copies to ``_build/colab/<commit>/``
@@ -15,18 +15,6 @@ import os
 import re
 import sys
 
-COLAB_MODELS = {
-    "measurement": "openai-community/gpt2",
-    "measurement-layers": "openai-community/gpt2",
-    "measurement-audits": "openai-community/gpt2",
-    "measurement-witness": "openai-community/gpt2",
-    "collapse": "EleutherAI/pythia-70m",
-    "clustering": "google-bert/bert-base-uncased",
-    "pruning": "openai-community/gpt2",
-}
-"""What each model chapter measures in Colab when ``model`` is left at its offline default: the paper's GPT-2 and
-BERT-base, and Pythia-70M's published checkpoints (the smallest series of the paper's Figure 5)."""
-
 FORCE = "ATTNCODA_COLAB"
 """Set to 1 to take the Colab branch outside Colab (the bare-environment test does)."""
 
@@ -37,13 +25,14 @@ def in_colab() -> bool:
 
 
 def colab_model(chapter: str, model: str) -> str:
-    """``model``, or in Colab the chapter's :data:`COLAB_MODELS` entry when ``model`` is still the offline default."""
+    """``model``, or in Colab the chapter's ``colab_model`` when ``model`` is still the offline default."""
     from .chapters import CHAPTERS
 
-    if in_colab() and chapter in COLAB_MODELS and model == CHAPTERS[chapter].default_model:
-        print(f"In Colab: this chapter measures {COLAB_MODELS[chapter]} (the offline default models are not installed here); "
+    entry = CHAPTERS[chapter]
+    if in_colab() and entry.colab_model and model == entry.default_model:
+        print(f"In Colab: this chapter measures {entry.colab_model} (the offline default models are not installed here); "
               "set model in the parameters cell to measure another.")
-        return COLAB_MODELS[chapter]
+        return entry.colab_model
     return model
 
 

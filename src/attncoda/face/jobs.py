@@ -81,10 +81,10 @@ def plan(profile: str = "full") -> list[Job]:
 
 def run_job(job: Job, threads: int | None = None) -> dict[str, bytes]:
     """Compute one job (or find it cached) and return its cache files as ``{path relative to the cache: bytes}``."""
-    import torch
+    from ..engine import set_threads
 
     if threads:
-        torch.set_num_threads(threads)
+        set_threads(threads)
     options = dict(job.options)
     if job.kind == "signatures":
         from ..engine.signatures import cache_path, signature_sets

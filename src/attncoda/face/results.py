@@ -54,9 +54,9 @@ def timings_path(chapter: str, name: str, directory=None) -> Path:
     return results_dir(directory) / chapter / "timings" / f"{slug(name)}.json"
 
 
-def write_results(chapter: str, name: str, numbers: dict, parameters: dict, seed, started: float, directory=None, extra=None) -> Path:
+def write_results(chapter: str, name: str, numbers: dict, parameters: dict, seed, wall_seconds: float, directory=None, extra=None) -> Path:
     """Atomically write ``<directory>/<chapter>/<slug(name)>.json`` with ``numbers`` and their provenance, and the run
-    times among them (and the chapter's wall time) to :func:`timings_path`. The file is strict JSON: an undefined
+    times among them (and ``wall_seconds``, the time the result took) to :func:`timings_path`. The file is strict JSON: an undefined
     number is ``null``.
 
     ``directory`` is the notebook's ``results_dir``, which ``attncoda run`` sets to the run's own folder. A recorded
@@ -70,7 +70,7 @@ def write_results(chapter: str, name: str, numbers: dict, parameters: dict, seed
         directory = run_folder(chapter, name, "notebook", {**parameters, "seed": seed}) / "results"
         print(f"results written to {directory} (the book's record changes only with attncoda book or attncoda run --record)")
     path = results_dir(directory) / chapter / f"{slug(name)}.json"
-    record, times = split_times({"results": numbers, "provenance": provenance(parameters, seed, started, extra)})
+    record, times = split_times({"results": numbers, "provenance": provenance(parameters, seed, wall_seconds, extra)})
     atomic_write_json(timings_path(chapter, name, directory), {"chapter": chapter, "name": name, **(times or {})}, strict=True)
     atomic_write_json(path, {"chapter": chapter, "name": name, **record}, strict=True)
     return path

@@ -182,7 +182,7 @@ def clr(x) -> np.ndarray:
     return lx - lx.mean(axis=-1, keepdims=True)
 
 
-def _log_rows(p, eps: float) -> np.ndarray:
+def log_rows(p, eps: float) -> np.ndarray:
     """``ln`` of the zero-replaced composition ``p`` (the shared start of every Aitchison quantity)."""
     return np.log(replace_zeros(p, eps))
 
@@ -200,10 +200,27 @@ def check_pair(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _log_pair(p, q, eps: float) -> tuple[np.ndarray, np.ndarray]:
     """Logs of two zero-replaced compositions, checked by :func:`check_pair`."""
-    return check_pair(_log_rows(p, eps), _log_rows(q, eps))
+    return check_pair(log_rows(p, eps), log_rows(q, eps))
 
 
-def _centre(lx: np.ndarray) -> np.ndarray:
+def centre(lx: np.ndarray) -> np.ndarray:
+    """Centre log-parts on their row mean: ``clr(x) = ln x − mean(ln x)`` given ``lx = ln x``.
+
+    Parameters
+    ----------
+    lx : ndarray, shape (..., D)
+        Logs of the parts of each row.
+
+    Returns
+    -------
+    ndarray, shape (..., D)
+        The centred logs; each row sums to zero.
+
+    Examples
+    --------
+    >>> centre(np.log(np.array([1.0, 2.0, 4.0]))).round(6).tolist()
+    [-0.693147, 0.0, 0.693147]
+    """
     return lx - lx.mean(axis=-1, keepdims=True)
 
 
@@ -272,7 +289,7 @@ def aitchison(p, q, eps: float = DEFAULT_EPS) -> np.ndarray:
     1.1022
     """
     lp, lq = _log_pair(p, q, eps)
-    diff = _centre(lp) - _centre(lq)
+    diff = centre(lp) - centre(lq)
     return np.sqrt(np.sum(diff * diff, axis=-1))
 
 
@@ -287,7 +304,7 @@ def ilr_cosine(p, q, eps: float = DEFAULT_EPS) -> np.ndarray:
     1.0
     """
     lp, lq = _log_pair(p, q, eps)
-    cp, cq = _centre(lp), _centre(lq)
+    cp, cq = centre(lp), centre(lq)
     num = np.sum(cp * cq, axis=-1)
     den = np.sqrt(np.sum(cp * cp, axis=-1) * np.sum(cq * cq, axis=-1))
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -304,19 +321,19 @@ def balance(p, sink: Sink = (0,), eps: float = DEFAULT_EPS) -> np.ndarray:
     >>> float(balance([0.5, 0.25, 0.25]).round(4))  # sqrt(2/3) ln(0.5/0.25)
     0.566
     """
-    lx = _log_rows(p, eps)
+    lx = log_rows(p, eps)
     s_idx, c_idx = split_indices(sink, lx.shape[-1])
     k, n = len(s_idx), len(c_idx)
     return np.sqrt(k * n / (k + n)) * (lx[..., s_idx].mean(axis=-1) - lx[..., c_idx].mean(axis=-1))
 
 
-def _content_clr(lx: np.ndarray, content: np.ndarray) -> np.ndarray:
+def content_clr(lx: np.ndarray, content: np.ndarray) -> np.ndarray:
     """clr of the content subcomposition from the row's logs: ``ln p_C − mean ln p_C``.
 
     Closure does not change clr, so this equals ``clr(𝒞 p_C)``; computing it from
     the logs of the kept row gives one code path for both conventions.
     """
-    return _centre(lx[..., content])
+    return centre(lx[..., content])
 
 
 class Decomposition(NamedTuple):
@@ -350,12 +367,12 @@ def decompose(p, q, sink: Sink = (0,), eps: float = DEFAULT_EPS) -> Decompositio
     def norm(v):
         return np.sqrt(np.sum(v * v, axis=-1))
 
-    total = norm(_centre(lp) - _centre(lq))
-    within = norm(_centre(lp[..., s_idx]) - _centre(lq[..., s_idx]))
+    total = norm(centre(lp) - centre(lq))
+    within = norm(centre(lp[..., s_idx]) - centre(lq[..., s_idx]))
     coef = np.sqrt(k * n / (k + n))
     bp = coef * (lp[..., s_idx].mean(axis=-1) - lp[..., c_idx].mean(axis=-1))
     bq = coef * (lq[..., s_idx].mean(axis=-1) - lq[..., c_idx].mean(axis=-1))
-    content = norm(_content_clr(lp, c_idx) - _content_clr(lq, c_idx))
+    content = norm(content_clr(lp, c_idx) - content_clr(lq, c_idx))
     return Decomposition(total=total, sink=np.abs(bp - bq), within_sink=within, content=content)
 
 
@@ -374,7 +391,7 @@ def content_distance(p, q, sink: Sink = (0,), eps: float = DEFAULT_EPS) -> np.nd
     """
     lp, lq = _log_pair(p, q, eps)
     _, c_idx = split_indices(sink, lp.shape[-1])
-    diff = _content_clr(lp, c_idx) - _content_clr(lq, c_idx)
+    diff = content_clr(lp, c_idx) - content_clr(lq, c_idx)
     return np.sqrt(np.sum(diff * diff, axis=-1))
 
 
@@ -388,9 +405,9 @@ def content_concentration(p, sink: Sink = (0,), eps: float = DEFAULT_EPS) -> np.
     >>> float(content_concentration([0.5, 0.25, 0.25]))  # uniform content
     0.0
     """
-    lx = _log_rows(p, eps)
+    lx = log_rows(p, eps)
     _, c_idx = split_indices(sink, lx.shape[-1])
-    c = _content_clr(lx, c_idx)
+    c = content_clr(lx, c_idx)
     return np.sum(c * c, axis=-1)
 
 
@@ -410,7 +427,7 @@ def aitchison_mean(rows, eps: float = DEFAULT_EPS) -> np.ndarray:
         raise ValueError("aitchison_mean needs rows of shape (..., N, D): a stack of N rows")
     if a.shape[-2] == 0:
         raise ValueError("aitchison_mean needs at least one row")
-    m = _log_rows(a, eps).mean(axis=-2)
+    m = log_rows(a, eps).mean(axis=-2)
     return closure(np.exp(m - m.max(axis=-1, keepdims=True)))
 
 

@@ -153,7 +153,6 @@ METRICS: dict[str, RowMetric] = {
         RowMetric("content", "d_A^⊥", content_distance, sink_blind=True, uses_eps=True),
     )
 }
-CLASSICAL = ("cosine", "js", "euclidean", "hellinger")
 
 
 def get_metric(metric: str | RowMetric) -> RowMetric:

@@ -14,10 +14,10 @@ from typing import Iterable
 
 import numpy as np
 
+from ..base.protocol import N_TRIPLES
 from .coda import DEFAULT_EPS, Sink, as_composition
 from .metrics import RowMetric, get_metric
 
-DEFAULT_TRIPLES = 50_000
 _CHUNK_ELEMENTS = 2_000_000
 
 
@@ -55,15 +55,15 @@ def _gram_distances(features: np.ndarray) -> np.ndarray:
 
 def _pairwise_gram(name: str, x: np.ndarray, convention: str, sink: Sink, eps: float) -> np.ndarray | None:
     """Matrix-product forms of the metrics that have one (all but Jensen–Shannon); None otherwise."""
-    from .coda import _centre, _content_clr, _log_rows, split_indices
+    from .coda import centre, content_clr, log_rows, split_indices
     from .metrics import view
 
     if name == "content":
-        lx = _log_rows(x, eps)
-        return _gram_distances(_content_clr(lx, split_indices(sink, x.shape[1])[1]))
+        lx = log_rows(x, eps)
+        return _gram_distances(content_clr(lx, split_indices(sink, x.shape[1])[1]))
     v = view(x, convention, sink)
     if name == "aitchison":
-        return _gram_distances(_centre(_log_rows(v, eps)))
+        return _gram_distances(centre(log_rows(v, eps)))
     if name == "euclidean":
         return _gram_distances(v)
     if name == "cosine":
@@ -165,7 +165,7 @@ def reversal_rates(
     rows,
     metrics: Iterable[str | RowMetric] = ("cosine", "js", "euclidean", "hellinger", "content"),
     sink: Sink = (0,),
-    n_triples: int = DEFAULT_TRIPLES,
+    n_triples: int = N_TRIPLES,
     seed: int | np.random.Generator = 0,
     eps: float = DEFAULT_EPS,
     triples: np.ndarray | None = None,
@@ -196,7 +196,7 @@ def reversal_rate(
     rows,
     metric: str | RowMetric = "cosine",
     sink: Sink = (0,),
-    n_triples: int = DEFAULT_TRIPLES,
+    n_triples: int = N_TRIPLES,
     seed: int | np.random.Generator = 0,
     eps: float = DEFAULT_EPS,
     triples: np.ndarray | None = None,

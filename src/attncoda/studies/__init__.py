@@ -1,2 +1,3 @@
-"""The studies: one module per question a chapter asks. Each takes signatures (arrays), not model names,
-except :mod:`.measurement`, which gathers one model's numbers for the measurement chapter."""
+"""The studies: one module per question a chapter asks. Most take signatures (arrays). Those that gather a chapter's
+numbers take a model name (or checkpoints) and get their signatures from the engine: :mod:`.measurement`,
+:mod:`.collapse` (``walk``, ``endpoint``), :mod:`.pruning` (``sweep``) and :mod:`.sink_search` (which also trains)."""

@@ -2,7 +2,7 @@
 
 :func:`measure` gets the model's signatures from the engine (cached, or computed once)
 and hands them to the study modules: :mod:`.reversal`, :mod:`.profiles`,
-:mod:`.taxonomy`, :mod:`.audits` and :mod:`.redundancy`. The main numbers use the
+:mod:`.taxonomy`, :mod:`.content_geometry` and :mod:`.redundancy`. The main numbers use the
 log-softmax signatures (no ε); the probability path (the paper's protocol, with
 its ε sweep) is measured beside them.
 """
@@ -13,7 +13,7 @@ import numpy as np
 
 from ..base.protocol import DEFAULT_EPS, N_TRIPLES, N_WINDOWS, SEEDS, WINDOW_LENGTH
 from ..math.verdicts import sample_triples
-from .audits import rival_geometry, small_part_share
+from .content_geometry import rival_geometry, small_part_share
 from .profiles import collapse_disagreement, layer_profile
 from .redundancy import sink_set_stakes, temperature_stakes
 from .reversal import (CLASSICAL, REVERSAL_METRICS, SWEEP_METRICS, eps_sweep, find_witness_triple, lemma1_residual,

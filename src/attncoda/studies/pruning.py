@@ -11,7 +11,7 @@ import time
 import numpy as np
 
 from ..base.progress import Steps
-from ..base.protocol import DEFAULT_EPS, PRUNE_SHARE, TEMPERATURES
+from ..base.protocol import DEFAULT_EPS, N_WINDOWS, PRUNE_SHARE, TEMPERATURES, WINDOW_LENGTH
 from ..math import coda
 from .redundancy import TEMPER_EPS, nearest_in_layer
 from .reversal import distances
@@ -105,7 +105,7 @@ def percentile_in(value: float, draws) -> float:
 
 
 def sweep(model: str, seeds=(0, 1, 2), sparsities=None, metrics=tuple(SELECTION_METRICS), random_draws: int = 5, n_windows: int = 32,
-          length: int = 128, signature_n: int = 64, progress: bool = False) -> dict:
+          length: int = WINDOW_LENGTH, signature_n: int = N_WINDOWS, progress: bool = False) -> dict:
     """Tables 10-11 for one model: base perplexity, each selection metric's prune sets and perplexities per seed
     and sparsity, and ``random_draws`` random prune sets per sparsity; plus Table 8's prune-set stakes (seed 0).
 
