@@ -28,7 +28,7 @@ import numpy as np
 
 from ..base.files import atomic_folder
 from ..base.paths import cache_dir
-from ..base.protocol import SUITE_STEPS
+from ..base.protocol import SUITE_STEPS, WINDOW_LENGTH
 from ..base.progress import Steps, report
 
 TRAINING_VERSION = 1
@@ -37,6 +37,19 @@ TRAINING_THREADS = 2
 the thread count, so a fixed count is what makes a seed give the same bits everywhere (forward passes do not depend on it)."""
 BOS = "<|bos|>"
 EOS = "<|endoftext|>"
+CHOICES = {
+    "windows": ("stream", "documents"),
+    "optimizer": ("adamw", "sgd"),
+    "task": ("text", "backcopy"),
+    "precision": ("float32", "bf16"),
+}
+"""The settings a run may vary beyond sizes and rates, each with its default first:
+
+* ``windows``: ``stream`` takes consecutive tokens of the joined documents (an ``<|endoftext|>`` inside most
+  windows); ``documents`` starts every window at a document's first token and masks whatever lies past its end.
+* ``optimizer``: AdamW (β = 0.9, 0.95) or SGD with momentum 0.9 (Guo et al. saw no sink grow under SGD).
+* ``task``: the offline corpus (``text``) or :class:`attncoda.engine.tasks.Backcopy` (``vocab`` is then the task's).
+* ``precision``: float32, or bfloat16 autocast of the forward pass (the weights and optimiser stay float32)."""
 
 
 @dataclass(frozen=True)
@@ -50,22 +63,33 @@ class SuiteRun:
     seed: int
     steps: int = SUITE_STEPS
     batch: int = 16
-    length: int = 128
+    length: int = WINDOW_LENGTH
     learning_rate: float = 2e-3
     weight_decay: float = 0.01
     warmup: int = 100
     vocab: int = 2048
     corpus: str = "wikipedia"
+    windows: str = "stream"
+    optimizer: str = "adamw"
+    task: str = "text"
+    precision: str = "float32"
+
+    def __post_init__(self):
+        for field, allowed in CHOICES.items():
+            if getattr(self, field) not in allowed:
+                raise ValueError(f"{field} must be one of {', '.join(allowed)}; got {getattr(self, field)!r}")
 
     @property
     def name(self) -> str:
         return f"neox-{self.size}-seed{self.seed}"
 
     def key(self) -> str:
-        """A hash of every field, the training code's version and the torch version (its kernels fix the last bits)."""
+        """A hash of every field, the training code's version and the torch version (its kernels fix the last bits).
+        Fields added after the first suite are hashed only when they differ from their defaults, so its checkpoints keep their keys."""
         import torch
 
-        text = json.dumps({**asdict(self), "version": TRAINING_VERSION, "torch": torch.__version__}, sort_keys=True)
+        fields = {k: v for k, v in asdict(self).items() if k not in CHOICES or v != CHOICES[k][0]}
+        text = json.dumps({**fields, "version": TRAINING_VERSION, "torch": torch.__version__}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def folder(self) -> Path:
@@ -146,6 +170,71 @@ def batch_at(stream: np.ndarray, run: SuiteRun, step: int, bos_id: int) -> np.nd
     return np.concatenate([np.full((run.batch, 1), bos_id, dtype=np.int64), body], axis=1)
 
 
+IGNORED = -100
+"""A label the loss skips (transformers' convention)."""
+
+
+def document_batch_at(stream: np.ndarray, run: SuiteRun, step: int, bos_id: int, eos_id: int) -> tuple[np.ndarray, np.ndarray]:
+    """Batch ``step`` of a ``documents`` run: ``(ids, labels)``; each row is ``[BOS]`` and one document from its first token,
+    through its ``<|endoftext|>``; positions past it hold ``<|endoftext|>`` with label :data:`IGNORED` (causal attention
+    keeps them from touching the document's own rows)."""
+    starts_all = np.concatenate([[0], np.flatnonzero(stream[:-1] == eos_id) + 1])
+    starts_all = starts_all[starts_all < len(stream) - run.length]
+    rng = np.random.default_rng([run.seed, step])
+    ids = np.full((run.batch, run.length), eos_id, dtype=np.int64)
+    labels = np.full((run.batch, run.length), IGNORED, dtype=np.int64)
+    ids[:, 0] = bos_id
+    for row, s in enumerate(rng.choice(starts_all, size=run.batch)):
+        body = stream[s : s + run.length - 1]
+        ends = np.flatnonzero(body == eos_id)
+        keep = ends[0] + 1 if len(ends) else len(body)
+        ids[row, 1 : 1 + keep] = body[:keep]
+        labels[row, : 1 + keep] = ids[row, : 1 + keep]
+    return ids, labels
+
+
+def task_batch_at(run: SuiteRun, step: int) -> np.ndarray:
+    """Batch ``step`` of a ``backcopy`` run: ``(batch, length)`` sequences of :class:`attncoda.engine.tasks.Backcopy`."""
+    return run_task(run).sequences(run.batch, run.length, np.random.default_rng([run.seed, step]))
+
+
+def run_task(run: SuiteRun):
+    """The synthetic task of a ``backcopy`` run (its vocabulary is the run's ``vocab``)."""
+    from .tasks import Backcopy
+
+    return Backcopy(vocab=run.vocab)
+
+
+class TaskTokenizer:
+    """What a ``backcopy`` run's checkpoints need of a tokenizer: its size and its ``<bos>`` id (no text)."""
+
+    def __init__(self, vocab: int):
+        self.vocab = vocab
+        self.bos_token_id = self.eos_token_id = 0
+
+    def __len__(self) -> int:
+        return self.vocab
+
+    def save_pretrained(self, folder) -> None:
+        (Path(folder) / "task.json").write_text(json.dumps({"task": "backcopy", "vocab": self.vocab}))
+
+
+def run_tokenizer(run: SuiteRun):
+    """The run's tokenizer: the suite's BPE for text, :class:`TaskTokenizer` for the synthetic task."""
+    return TaskTokenizer(run.vocab) if run.task == "backcopy" else suite_tokenizer(run.vocab, run.corpus)
+
+
+def batches(run: SuiteRun, tokenizer):
+    """``batch(step) -> (ids, labels)`` for the run's data (labels equal ids unless a ``documents`` run masks padding)."""
+    if run.task == "backcopy":
+        return lambda step: (ids := task_batch_at(run, step), ids)
+    stream = token_stream(tokenizer, run.corpus)
+    bos, eos = tokenizer.bos_token_id, tokenizer.convert_tokens_to_ids(EOS)
+    if run.windows == "documents":
+        return lambda step: document_batch_at(stream, run, step, bos, eos)
+    return lambda step: (ids := batch_at(stream, run, step, bos), ids)
+
+
 # --------------------------------------------------------------------------- model and training
 
 
@@ -167,7 +256,7 @@ def parameter_count(run: SuiteRun) -> int:
     from transformers import GPTNeoXForCausalLM
 
     with torch.device("meta"):
-        model = GPTNeoXForCausalLM(neox_config(run, suite_tokenizer(run.vocab, run.corpus)))
+        model = GPTNeoXForCausalLM(neox_config(run, run_tokenizer(run)))
     return sum(p.numel() for p in model.parameters())
 
 
@@ -222,20 +311,31 @@ def train(run: SuiteRun, retrain: bool = False) -> list[Path]:
     return [run.checkpoint(s) for s in schedule]
 
 
+def make_optimizer(run: SuiteRun, parameters):
+    """AdamW (β = 0.9, 0.95) or SGD with momentum 0.9, at the run's peak rate and weight decay."""
+    import torch
+
+    if run.optimizer == "sgd":
+        return torch.optim.SGD(parameters, lr=run.learning_rate, momentum=0.9, weight_decay=run.weight_decay)
+    return torch.optim.AdamW(parameters, lr=run.learning_rate, betas=(0.9, 0.95), weight_decay=run.weight_decay)
+
+
 def _train(run: SuiteRun, last: int | None, schedule: list[int]) -> None:
+    import contextlib
+
     import torch
     from transformers import GPTNeoXForCausalLM
 
-    tokenizer = suite_tokenizer(run.vocab, run.corpus)
-    stream = token_stream(tokenizer, run.corpus)
+    tokenizer = run_tokenizer(run)
+    batch = batches(run, tokenizer)
     torch.manual_seed(run.seed)
     model = GPTNeoXForCausalLM(neox_config(run, tokenizer))
-    optimizer = torch.optim.AdamW(model.parameters(), lr=run.learning_rate, betas=(0.9, 0.95), weight_decay=run.weight_decay)
+    optimizer = make_optimizer(run, model.parameters())
     seconds = 0.0
     if last is not None:
         state = run.checkpoint(last)
         model = GPTNeoXForCausalLM.from_pretrained(state)
-        optimizer = torch.optim.AdamW(model.parameters(), lr=run.learning_rate, betas=(0.9, 0.95), weight_decay=run.weight_decay)
+        optimizer = make_optimizer(run, model.parameters())
         optimizer.load_state_dict(load_optimizer_state(state / "optimizer.pt"))
         seconds = json.loads((state / "training.json").read_text())["training_seconds"]
         report(f"{run.name}: resuming at step {last}")
@@ -244,12 +344,14 @@ def _train(run: SuiteRun, last: int | None, schedule: list[int]) -> None:
         last = 0
     model.train()
     steps = Steps(f"{run.name}: training steps", run.steps - last)
+    autocast = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if run.precision == "bf16" else contextlib.nullcontext
     started = time.perf_counter()
     for step in range(last, run.steps):
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step, run)
-        ids = torch.as_tensor(batch_at(stream, run, step, tokenizer.bos_token_id))
-        loss = model(input_ids=ids, labels=ids).loss
+        ids, labels = (torch.as_tensor(x) for x in batch(step))
+        with autocast():
+            loss = model(input_ids=ids, labels=labels).loss
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -271,6 +373,6 @@ SUITE_SIZES = {"s": (64, 4, 4), "m": (96, 4, 6)}
 SUITE_SEEDS = (0, 1)
 
 
-def suite(steps: int = SUITE_STEPS, seeds=SUITE_SEEDS, length: int = 128) -> list[SuiteRun]:
+def suite(steps: int = SUITE_STEPS, seeds=SUITE_SEEDS, length: int = WINDOW_LENGTH) -> list[SuiteRun]:
     """Every run of the suite: each size of :data:`SUITE_SIZES` with each seed."""
     return [SuiteRun(size, *shape, seed=seed, steps=steps, length=length) for size, shape in SUITE_SIZES.items() for seed in seeds]

@@ -1,0 +1,122 @@
+"""The three terms of a row's entropy when the sink set has more than one key (MATH.md section 7).
+
+For a row ``p`` with sink mass ``s = Σ_S p`` and content mass ``c = 1 − s``:
+
+    H(p) = h(s) + s·H(p_S / s) + c·H(p_C / c),    h(s) = −s ln s − c ln c.
+
+With one sink key the middle term is 0. With two ({[CLS], [SEP]}) it is how the sink's own mass is spread
+between its keys, which the share ``1 − ΔH(π)/ΔH`` counts as "sink". :func:`entropy_terms` gives the mean of
+each term over layers, heads and query rows ``t ≥ first_row``, from the float64 log-softmax rows; the result is
+cached by the same key as the model's signatures on the same windows.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from ..base.protocol import COLLAPSE_FIRST_ROW
+
+TERMS = ("binary", "within_sink", "content", "entropy")
+"""``h(s)``, ``s·H(p_S/s)``, ``c·H(π)`` and their sum ``H``."""
+
+
+def row_terms(log_p: np.ndarray, sink) -> dict[str, np.ndarray]:
+    """The three terms and ``H`` for rows given as logs, shape ``(..., keys)``, with the row's sink mass ``s`` and content
+    entropy ``H(π)`` (NaN where ``c = 0``); zeros (``-inf`` logs) contribute nothing.
+
+    Examples
+    --------
+    >>> p = np.array([[0.5, 0.2, 0.2, 0.1]])
+    >>> t = row_terms(np.log(p), (0, 1))
+    >>> bool(np.isclose(t["binary"] + t["within_sink"] + t["content"], t["entropy"]).all())
+    True
+    >>> round(float(row_terms(np.log(p), (0,))["within_sink"][0]), 12)
+    0.0
+    """
+    p = np.exp(log_p)
+    plogp = np.where(p > 0, p * np.where(p > 0, log_p, 0.0), 0.0)
+    mask = np.zeros(log_p.shape[-1], bool)
+    mask[list(sink)] = True
+    s = p[..., mask].sum(axis=-1)
+    c = p[..., ~mask].sum(axis=-1)
+
+    def xlogx(x):
+        return np.where(x > 0, x * np.log(np.where(x > 0, x, 1.0)), 0.0)
+
+    content = xlogx(c) - plogp[..., ~mask].sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        content_entropy = np.where(c > 0, content / np.where(c > 0, c, 1.0), np.nan)
+    return {"binary": -xlogx(s) - xlogx(c), "within_sink": xlogx(s) - plogp[..., mask].sum(axis=-1), "content": content,
+            "entropy": -plogp.sum(axis=-1), "sink_mass": s, "content_entropy": content_entropy}
+
+
+class TermAccumulator:
+    """Running sums of :func:`row_terms` over the rows ``t ≥ first_row`` of every layer (a causal row's masked keys
+    have probability 0 and add nothing)."""
+
+    def __init__(self, sink, first_row: int = COLLAPSE_FIRST_ROW):
+        self.sink, self.first_row = tuple(sink), first_row
+        self.sums = dict.fromkeys(TERMS, 0.0)
+        self.rows = 0
+
+    def update(self, layer: int, weights, log_weights=None) -> None:
+        from ..base.arrays import as_numpy
+
+        logs = as_numpy(log_weights) if log_weights is not None else np.log(as_numpy(weights).astype(np.float64))
+        logs = logs[:, :, self.first_row :, :]  # a causal row's masked keys have probability 0 and add nothing
+        terms = row_terms(logs.astype(np.float64), self.sink)
+        for k in TERMS:
+            self.sums[k] += float(terms[k].sum())
+        self.rows += int(np.prod(logs.shape[:-1]))
+
+    def means(self) -> dict[str, float]:
+        return {k: v / self.rows for k, v in self.sums.items()}
+
+
+def entropy_terms(model: str, seed: int = 0, init_seed: int | None = None, spec=None) -> dict[str, float]:
+    """Mean of each of :data:`TERMS` for ``model`` (or its architecture at initialization with ``init_seed``) on the
+    windows of ``spec`` (a :class:`~attncoda.engine.signatures.SignatureSpec`) and ``seed``, with the default sink set."""
+    from .cache import cache_or_compute
+    from .initialization import init_identity, initialized
+    from .cache import key_path
+    from .signatures import KEY_FIELDS, SignatureSpec, sink_sets_for
+
+    spec = spec or SignatureSpec()
+    label = model if init_seed is None else f"{model}@init{init_seed}"
+
+    def path_for(job, sha, sink):
+        identity = sha if init_seed is None else init_identity(sha, init_seed)
+        return key_path("entropy_terms", spec.key(label, identity, sink, job), KEY_FIELDS).with_suffix(".json")
+
+    def read(path):
+        try:
+            return json.loads(path.read_text())
+        except (OSError, ValueError):
+            return None
+
+    def write(result, path):
+        from ..base.files import atomic_write_json
+
+        atomic_write_json(path, result)
+
+    def make(loaded, job):
+        import torch
+
+        from .capture import capture_attention
+        from .corpus import text_windows
+
+        if init_seed is not None:
+            loaded = initialized(loaded, init_seed)
+        ids, layout = text_windows(loaded.processor, spec.n, spec.length, job, spec.corpus, spec.split)
+        sinks = sink_sets_for(loaded.info.default_sink, spec.length, len(layout.prefix), len(layout.suffix))
+        acc = TermAccumulator(sinks[loaded.info.default_sink])
+        batches = torch.as_tensor(ids)
+        with torch.inference_mode(), capture_attention(loaded.backbone, acc.update):
+            for start in range(0, len(batches), spec.batch_size):
+                batch = batches[start : start + spec.batch_size]
+                loaded.backbone(input_ids=batch, attention_mask=torch.ones_like(batch))
+        return {**acc.means(), "sink": list(sinks[loaded.info.default_sink])}
+
+    return cache_or_compute(model, (seed,), path_for, read, write, make)[0]

@@ -1,0 +1,134 @@
+"""The sink recipe search: the synthetic task, the training settings it varies, the three-term entropy split, the
+peak test, and a tiny trial end to end."""
+
+import hashlib
+import json
+from dataclasses import asdict, replace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import rows_with_sink
+
+from attncoda.engine import training
+from attncoda.engine.entropy_terms import TermAccumulator, row_terms
+from attncoda.engine.tasks import Backcopy
+from attncoda.math import coda
+from attncoda.studies import collapse, sink_search
+
+# --------------------------------------------------------------------------- the task
+
+
+def test_backcopy_copies_after_every_trigger_and_follows_its_table_elsewhere():
+    task = Backcopy(vocab=32, triggers=3, successors=4)
+    ids = task.sequences(64, 48, np.random.default_rng(5))
+    assert (ids[:, 0] == 0).all() and not (ids[:, 1:] == 0).any()
+    after_trigger = task.trigger_rows(ids)[:, 1:-1]
+    assert after_trigger.any()
+    assert np.array_equal(ids[:, 2:][after_trigger], ids[:, :-2][after_trigger])
+    nxt, _ = task.table
+    prev, this = ids[:, 1:-1][~after_trigger], ids[:, 2:][~after_trigger]
+    assert all(t in nxt[p] for p, t in zip(prev, this))
+    assert np.array_equal(ids, task.sequences(64, 48, np.random.default_rng(5)))
+
+
+def test_a_task_that_cannot_exist_is_refused_in_one_line():
+    with pytest.raises(ValueError, match="Backcopy needs"):
+        Backcopy(vocab=4, triggers=3)
+
+
+# --------------------------------------------------------------------------- training settings
+
+
+def test_the_first_suite_keeps_its_cache_keys():
+    """Fields added for the search are hashed only away from their defaults: today's checkpoints keep their folders."""
+    import torch
+
+    run = training.SuiteRun("s", 64, 4, 4, seed=0)
+    old = {k: v for k, v in asdict(run).items() if k not in training.CHOICES}
+    text = json.dumps({**old, "version": training.TRAINING_VERSION, "torch": torch.__version__}, sort_keys=True)
+    assert run.key() == hashlib.sha256(text.encode()).hexdigest()[:16]
+    assert replace(run, windows="documents").key() != run.key()
+
+
+def test_an_unknown_setting_is_refused_in_one_line():
+    with pytest.raises(ValueError, match="optimizer must be one of adamw, sgd"):
+        training.SuiteRun("s", 64, 4, 4, seed=0, optimizer="lion")
+
+
+def test_document_windows_hold_one_document_and_mask_what_follows(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path))
+    tok = training.suite_tokenizer()
+    stream = training.token_stream(tok)
+    eos = tok.convert_tokens_to_ids(training.EOS)
+    run = training.SuiteRun("t", 16, 1, 2, seed=0, batch=16, length=256, windows="documents")
+    ids, labels = training.document_batch_at(stream, run, 3, tok.bos_token_id, eos)
+    assert (ids[:, 0] == tok.bos_token_id).all()
+    for row, lab in zip(ids, labels):
+        ends = np.flatnonzero(row[1:] == eos)
+        if len(ends):  # the document ended inside the window: everything after its <|endoftext|> is masked padding
+            cut = ends[0] + 2
+            assert (lab[cut:] == training.IGNORED).all() and (lab[:cut] == row[:cut]).all()
+    short = [np.flatnonzero(row[1:] == eos) for row in ids]
+    assert any(len(s) for s in short), "with windows of 256 tokens some Wikipedia leads end inside them"
+
+
+@pytest.mark.parametrize("optimizer,precision", [("adamw", "bf16"), ("sgd", "float32")])
+def test_a_tiny_task_run_trains_resumes_and_is_measured(tmp_path, monkeypatch, optimizer, precision):
+    monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path))
+    run = training.SuiteRun("t", 32, 1, 2, seed=1, steps=4, batch=4, length=24, task="backcopy", vocab=16,
+                            optimizer=optimizer, precision=precision, learning_rate=0.05 if optimizer == "sgd" else 1e-3)
+    folders = training.train(run)
+    first = (folders[-1] / "model.safetensors").read_bytes()
+    again = training.train(run, retrain=True)
+    assert (again[-1] / "model.safetensors").read_bytes() == first, "a rerun with the same seed gives the same bits"
+    measured = sink_search.measure(run, folders[-1])
+    assert 0 < measured["sink_mass"] < 1 and 0 <= measured["trigger_sink_mass"] <= 1
+    shares = sink_search.task_row_shares(run, folders[0], folders[-1])
+    assert set(shares) == {"trigger", "other"} and shares["trigger"]["rows"] + shares["other"]["rows"] == 64 * (24 - 8)  # 64 held-out sequences
+
+
+# --------------------------------------------------------------------------- the three terms
+
+
+@settings(max_examples=80, deadline=None)
+@given(rows_with_sink())
+def test_the_three_terms_add_up_to_the_entropy(data):
+    rows, sink = data
+    terms = row_terms(np.log(rows), sink)
+    assert np.allclose(terms["binary"] + terms["within_sink"] + terms["content"], coda.entropy(rows), atol=1e-10)
+    content = coda.entropy(coda.drop_sink(rows, sink)) if len(sink) < rows.shape[1] else np.zeros(len(rows))
+    assert np.allclose(terms["content_entropy"], content, atol=1e-10)
+    if len(sink) == 1:
+        assert np.allclose(terms["within_sink"], 0.0, atol=1e-12)
+
+
+def test_the_term_accumulator_skips_the_first_rows_and_masked_keys():
+    causal = np.tril(np.ones((12, 12)))
+    maps = (causal / causal.sum(axis=1, keepdims=True))[None, None]  # uniform causal rows
+    acc = TermAccumulator((0,), first_row=8)
+    acc.update(0, maps)
+    assert acc.rows == 4
+    assert acc.means()["entropy"] == pytest.approx(np.mean(np.log(np.arange(9, 13))))
+
+
+def test_term_fractions_add_up_to_one_when_h_fell():
+    a = {"binary": 0.1, "within_sink": 0.02, "content": 4.0, "entropy": 4.12}
+    b = {"binary": 0.4, "within_sink": 0.05, "content": 2.0, "entropy": 2.45}
+    assert sum(collapse.term_fractions(a, b).values()) == pytest.approx(1.0)
+    assert all(v != v for v in collapse.term_fractions(b, a).values())
+
+
+# --------------------------------------------------------------------------- the peak
+
+
+def _points(hs):
+    return [{"step": s, "entropy": h, "content_entropy": h, "layers": {k: [h] for k in collapse.MEANS}} for s, h in zip((0, 16, 32, 100), hs)]
+
+
+@pytest.mark.parametrize("spread,used", [(0.01, False), (1e-5, True)])
+def test_a_peak_counts_only_when_h_rose_above_its_window_spread(spread, used):
+    shares = collapse.trajectory_shares(_points([4.0, 4.001, 4.0, 3.0]), spread)
+    assert shares["peak"]["used"] is used and ("from_peak" in shares) is used
+    assert collapse.shown_share(shares)[0] == ("from_peak" if used else "from_step0")
