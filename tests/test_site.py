@@ -257,3 +257,17 @@ def test_the_checks_catch_each_defect(browser, tmp_path):
     for expected in ("a progress bar", "a path of the machine", "nan", "notation outside math mode", "run together: 1.25 | 3.50",
                      "clipped, with no scroll box: table", "figure wide.png is shown at 25 %", "empty section under the heading 'Figure 4"):
         assert expected in problems, f"the check missed: {expected}\n{problems}"
+
+
+def test_the_api_reference_documents_the_public_functions(site):
+    """The reference page is generated from the docstrings: every public math function and the patterns route, each
+    with its Parameters and Returns."""
+    import attncoda
+
+    page = (site / "book" / "api.html").read_text()
+    functions = [n for n in attncoda.__all__ if callable(getattr(attncoda, n)) and not isinstance(getattr(attncoda, n), type)]
+    missing = [n for n in functions if f'id="attncoda.{n}"' not in page]
+    assert not missing, f"not on the API page: {missing}"
+    for name in ("attncoda.engine.patterns.signatures_from_patterns", "attncoda.studies.measurement.measure_signatures", "attncoda.studies.audit.audit"):
+        assert f'id="{name}"' in page
+    assert page.count(">Parameters<") >= len(functions) and page.count(">Returns<") >= len(functions)

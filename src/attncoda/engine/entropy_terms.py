@@ -17,6 +17,7 @@ import json
 import numpy as np
 
 from ..base.protocol import COLLAPSE_FIRST_ROW
+from ..math.coda import entropy_split
 
 TERMS = ("binary", "within_sink", "content", "entropy")
 """``h(s)``, ``s·H(p_S/s)``, ``c·H(π)`` and their sum ``H``."""
@@ -24,7 +25,8 @@ TERMS = ("binary", "within_sink", "content", "entropy")
 
 def row_terms(log_p: np.ndarray, sink) -> dict[str, np.ndarray]:
     """The three terms and ``H`` for rows given as logs, shape ``(..., keys)``, with the row's sink mass ``s`` and content
-    entropy ``H(π)`` (NaN where ``c = 0``); zeros (``-inf`` logs) contribute nothing.
+    entropy ``H(π)`` (NaN where ``c = 0``): :func:`attncoda.math.coda.entropy_split` of ``exp(log_p)`` in float64
+    (a masked key's log is very negative, so its probability is 0 and adds nothing).
 
     Examples
     --------
@@ -35,21 +37,9 @@ def row_terms(log_p: np.ndarray, sink) -> dict[str, np.ndarray]:
     >>> round(float(row_terms(np.log(p), (0,))["within_sink"][0]), 12)
     0.0
     """
-    p = np.exp(log_p)
-    plogp = np.where(p > 0, p * np.where(p > 0, log_p, 0.0), 0.0)
-    mask = np.zeros(log_p.shape[-1], bool)
-    mask[list(sink)] = True
-    s = p[..., mask].sum(axis=-1)
-    c = p[..., ~mask].sum(axis=-1)
-
-    def xlogx(x):
-        return np.where(x > 0, x * np.log(np.where(x > 0, x, 1.0)), 0.0)
-
-    content = xlogx(c) - plogp[..., ~mask].sum(axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        content_entropy = np.where(c > 0, content / np.where(c > 0, c, 1.0), np.nan)
-    return {"binary": -xlogx(s) - xlogx(c), "within_sink": xlogx(s) - plogp[..., mask].sum(axis=-1), "content": content,
-            "entropy": -plogp.sum(axis=-1), "sink_mass": s, "content_entropy": content_entropy}
+    split = entropy_split(np.exp(np.asarray(log_p, dtype=np.float64)), sink)
+    return {"binary": split.binary, "within_sink": split.sink_term, "content": split.content_term, "entropy": split.entropy,
+            "sink_mass": split.sink_mass, "content_entropy": split.content_entropy}
 
 
 class TermAccumulator:

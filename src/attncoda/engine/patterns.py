@@ -52,8 +52,32 @@ def signatures_from_patterns(patterns, model: str = "patterns", sink=None, causa
                              eps_values=EPS_SWEEP, seed: int = 0) -> Signatures:
     """Signatures and row statistics of attention patterns a reader already holds (probability path).
 
-    ``sink`` is the default sink set as key indices (default ``(0,)``); ``causal`` is inferred from the
-    patterns (nothing above the diagonal) unless given. Every layer must have the same windows, heads and keys.
+    Every layer must have the same windows, heads and keys.
+
+    Parameters
+    ----------
+    patterns : array_like, tuple of tensors, or mapping
+        ``[layer, head, query, key]`` or ``[window, layer, head, query, key]`` probabilities; transformers'
+        ``attentions`` (one ``(window, head, query, key)`` tensor per layer); or a TransformerLens cache holding
+        ``blocks.{layer}.attn.hook_pattern``.
+    model : str
+        The name the signatures carry.
+    sink : sequence of int, optional
+        The default sink set as key indices (default ``(0,)``).
+    causal : bool, optional
+        Whether the rows are causal; inferred from the patterns (nothing above the diagonal) unless given.
+    bos_prepended : bool
+        Whether key 0 is a BOS token the windows were given (recorded for the audit's report).
+    eps_values : sequence of float
+        The ε sweep of the probability path.
+    seed : int
+        The seed the signatures are labelled with (their triples are drawn from it).
+
+    Returns
+    -------
+    Signatures
+        Per-head signatures ``(layers, heads, keys)`` and row statistics, ready for
+        :func:`attncoda.studies.measurement.measure_signatures` and :func:`attncoda.studies.audit.audit`.
     """
     layers = _layers(patterns)
     if not layers:

@@ -118,6 +118,10 @@ CHAPTERS: dict[str, Chapter] = {
 }
 
 
+EXTRA_PAGES = {"About this book": ["book/api"]}
+"""Pages of the book that are not chapters (no notebook runs for them), by the part they end."""
+
+
 def toc_from_registry() -> dict:
     """The book's table of contents (``_toc.yml``) as :data:`CHAPTERS` orders and groups it: parts in order of first
     appearance, each chapter with its sections (the chapters naming it as ``parent``)."""
@@ -126,6 +130,8 @@ def toc_from_registry() -> dict:
         if c.parent is None:
             sections = [{"file": f"notebooks/{s.notebook}"} for s in CHAPTERS.values() if s.parent == c.key]
             parts.setdefault(c.part, []).append({"file": f"notebooks/{c.notebook}", **({"sections": sections} if sections else {})})
+    for part, pages in EXTRA_PAGES.items():
+        parts.setdefault(part, []).extend({"file": page} for page in pages)
     return {"format": "jb-book", "root": "book/intro", "parts": [{"caption": p, "chapters": cs} for p, cs in parts.items()]}
 
 

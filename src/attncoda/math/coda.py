@@ -49,6 +49,20 @@ def as_composition(p, name: str = "p", tol: float = SUM_TOLERANCE) -> np.ndarray
     Raises ValueError for NaN/inf, negative entries, or rows whose sum is more
     than ``tol`` away from 1 (the message says to apply :func:`closure`).
 
+    Parameters
+    ----------
+    p : array_like, shape (..., D)
+        Candidate compositions.
+    name : str
+        What the error message calls ``p``.
+    tol : float
+        Largest allowed distance of a row's sum from 1.
+
+    Returns
+    -------
+    ndarray, shape (..., D)
+        ``p`` as float64.
+
     Examples
     --------
     >>> as_composition([0.25, 0.75])
@@ -106,6 +120,16 @@ def closure(x) -> np.ndarray:
 
     ``x`` must be finite, non-negative, and have a positive total in every row.
 
+    Parameters
+    ----------
+    x : array_like, shape (..., D)
+        Non-negative parts with a positive total in every row.
+
+    Returns
+    -------
+    ndarray, shape (..., D)
+        The rows scaled to sum to 1.
+
     Examples
     --------
     >>> closure([2.0, 1.0, 1.0])
@@ -134,6 +158,11 @@ def replace_zeros(x, eps: float = DEFAULT_EPS) -> np.ndarray:
     eps : float
         The value given to each zero; ``D·ε < 1`` is required.
 
+    Returns
+    -------
+    ndarray, shape (..., D)
+        Compositions without exact zeros (``x`` itself when it has none).
+
     Examples
     --------
     >>> replace_zeros([0.5, 0.5, 0.0], eps=0.01)
@@ -156,6 +185,16 @@ def replace_zeros(x, eps: float = DEFAULT_EPS) -> np.ndarray:
 def count_zeros(x) -> int:
     """Number of parts that are exactly zero (the parts :func:`replace_zeros` replaces).
 
+    Parameters
+    ----------
+    x : array_like
+        Compositions.
+
+    Returns
+    -------
+    int
+        How many parts are exactly 0.
+
     Examples
     --------
     >>> count_zeros([[0.5, 0.5, 0.0], [1.0, 0.0, 0.0]])
@@ -169,6 +208,16 @@ def clr(x) -> np.ndarray:
 
     ``x`` must be strictly positive (apply :func:`replace_zeros` first); it need
     not be closed, since clr ignores the total.
+
+    Parameters
+    ----------
+    x : array_like, shape (..., D)
+        Strictly positive parts (closed or not).
+
+    Returns
+    -------
+    ndarray, shape (..., D)
+        Centred log-ratios; each row sums to 0.
 
     Examples
     --------
@@ -230,6 +279,18 @@ def drop_sink(p, sink: Sink = (0,)) -> np.ndarray:
     Raises ValueError if a row puts all of its mass on the sink (the dropped view
     is then undefined; :func:`replace_zeros` first makes it defined).
 
+    Parameters
+    ----------
+    p : array_like, shape (..., D)
+        Compositions, one per row of the last axis (each sums to 1).
+    sink : int or sequence of int, default (0,)
+        Key indices of the sink set S (negative indices count from the end).
+
+    Returns
+    -------
+    ndarray, shape (..., D - k)
+        The content subcomposition ``𝒞(p_C)``.
+
     Examples
     --------
     >>> drop_sink([0.9, 0.08, 0.02])
@@ -247,6 +308,18 @@ def drop_sink(p, sink: Sink = (0,)) -> np.ndarray:
 def perturb(p, w) -> np.ndarray:
     """Perturbation ``p ⊕ w = 𝒞(p ⊙ w)`` (a shared logit bias ``ln w``).
 
+    Parameters
+    ----------
+    p : array_like, shape (..., D)
+        Compositions, one per row of the last axis (each sums to 1).
+    w : array_like, shape (..., D)
+        Strictly positive weights (``exp`` of a logit bias).
+
+    Returns
+    -------
+    ndarray, shape (..., D)
+        ``𝒞(p ⊙ w)``.
+
     Examples
     --------
     >>> perturb([0.5, 0.5], [3.0, 1.0])
@@ -261,6 +334,18 @@ def perturb(p, w) -> np.ndarray:
 
 def temper(p, tau: float) -> np.ndarray:
     """Logit temperature: ``𝒞(p^{1/τ})``. In clr coordinates this is ``clr(p)/τ``.
+
+    Parameters
+    ----------
+    p : array_like, shape (..., D)
+        Compositions, one per row of the last axis (each sums to 1).
+    tau : float
+        Temperature, > 0.
+
+    Returns
+    -------
+    ndarray, shape (..., D)
+        ``𝒞(p^{1/τ})``.
 
     Examples
     --------
@@ -282,6 +367,18 @@ def temper(p, tau: float) -> np.ndarray:
 def aitchison(p, q, eps: float = DEFAULT_EPS) -> np.ndarray:
     """Aitchison distance ``d_A(p, q) = ‖clr(p) − clr(q)‖₂`` (after zero replacement).
 
+    Parameters
+    ----------
+    p, q : array_like, shape (..., D)
+        Compositions on the same D keys; leading axes broadcast.
+    eps : float, default 1e-6
+        Value given to exact zeros before a logarithm (:func:`replace_zeros`).
+
+    Returns
+    -------
+    ndarray, shape (...,)
+        Aitchison distance, one per row.
+
     Examples
     --------
     >>> p, q = [0.90, 0.08, 0.02], [0.70, 0.24, 0.06]
@@ -297,6 +394,18 @@ def ilr_cosine(p, q, eps: float = DEFAULT_EPS) -> np.ndarray:
     """ILR-cosine ``ρ_A(p, q)``: the cosine between ``clr(p)`` and ``clr(q)``.
 
     NaN where a row is uniform (its clr is the zero vector).
+
+    Parameters
+    ----------
+    p, q : array_like, shape (..., D)
+        Compositions on the same D keys; leading axes broadcast.
+    eps : float, default 1e-6
+        Value given to exact zeros before a logarithm (:func:`replace_zeros`).
+
+    Returns
+    -------
+    ndarray, shape (...,)
+        Cosine between clr vectors, in [-1, 1] (NaN for a uniform row), one per row.
 
     Examples
     --------
@@ -315,6 +424,20 @@ def balance(p, sink: Sink = (0,), eps: float = DEFAULT_EPS) -> np.ndarray:
     """Sink balance (an ILR coordinate) ``b(p) = sqrt(k·n/(k+n)) · ln(g(p_S)/g(p_C))``.
 
     ``g`` is the geometric mean, ``k = |S|``, ``n = |C|``.
+
+    Parameters
+    ----------
+    p : array_like, shape (..., D)
+        Compositions, one per row of the last axis (each sums to 1).
+    sink : int or sequence of int, default (0,)
+        Key indices of the sink set S (negative indices count from the end).
+    eps : float, default 1e-6
+        Value given to exact zeros before a logarithm (:func:`replace_zeros`).
+
+    Returns
+    -------
+    ndarray, shape (...,)
+        The sink-vs-content balance b(p), one per row.
 
     Examples
     --------
@@ -354,6 +477,20 @@ def decompose(p, q, sink: Sink = (0,), eps: float = DEFAULT_EPS) -> Decompositio
     ``within_sink = d_A(𝒞p_S, 𝒞q_S)`` (zero when ``k = 1``) and
     ``content = d_A^⊥(p,q) = d_A(𝒞p_C, 𝒞q_C)``.
 
+    Parameters
+    ----------
+    p, q : array_like, shape (..., D)
+        Compositions on the same D keys; leading axes broadcast.
+    sink : int or sequence of int, default (0,)
+        Key indices of the sink set S (negative indices count from the end).
+    eps : float, default 1e-6
+        Value given to exact zeros before a logarithm (:func:`replace_zeros`).
+
+    Returns
+    -------
+    Decomposition
+        ``total``, ``within_sink``, ``sink`` and ``content`` distances, each of shape (...,).
+
     Examples
     --------
     >>> d = decompose([0.90, 0.08, 0.02], [0.70, 0.24, 0.06])
@@ -383,6 +520,20 @@ def content_distance(p, q, sink: Sink = (0,), eps: float = DEFAULT_EPS) -> np.nd
     kept or dropped; the verdict pipeline calls this one function for both
     conventions, so its keep-vs-drop flip rate is exactly zero.
 
+    Parameters
+    ----------
+    p, q : array_like, shape (..., D)
+        Compositions on the same D keys; leading axes broadcast.
+    sink : int or sequence of int, default (0,)
+        Key indices of the sink set S (negative indices count from the end).
+    eps : float, default 1e-6
+        Value given to exact zeros before a logarithm (:func:`replace_zeros`).
+
+    Returns
+    -------
+    ndarray, shape (...,)
+        Content distance d_A^⊥, one per row.
+
     Examples
     --------
     >>> p, r = [0.90, 0.08, 0.02], [0.90, 0.02, 0.08]
@@ -400,6 +551,20 @@ def content_concentration(p, sink: Sink = (0,), eps: float = DEFAULT_EPS) -> np.
 
     Zero for uniform content, large for concentrated content, blind to the sink.
 
+    Parameters
+    ----------
+    p : array_like, shape (..., D)
+        Compositions, one per row of the last axis (each sums to 1).
+    sink : int or sequence of int, default (0,)
+        Key indices of the sink set S (negative indices count from the end).
+    eps : float, default 1e-6
+        Value given to exact zeros before a logarithm (:func:`replace_zeros`).
+
+    Returns
+    -------
+    ndarray, shape (...,)
+        Content concentration C_A^⊥, one per row.
+
     Examples
     --------
     >>> float(content_concentration([0.5, 0.25, 0.25]))  # uniform content
@@ -416,6 +581,18 @@ def aitchison_mean(rows, eps: float = DEFAULT_EPS) -> np.ndarray:
 
     ``𝒞(exp((1/N) Σ_t ln x⁽ᵗ⁾))`` after zero replacement; ``rows`` has shape
     ``(..., N, D)`` and the result ``(..., D)``.
+
+    Parameters
+    ----------
+    rows : array_like, shape (..., N, D)
+        N compositions on a common support.
+    eps : float, default 1e-6
+        Value given to exact zeros before a logarithm (:func:`replace_zeros`).
+
+    Returns
+    -------
+    ndarray, shape (..., D)
+        Their closed geometric mean.
 
     Examples
     --------
@@ -442,6 +619,16 @@ def _xlogx(a: np.ndarray) -> np.ndarray:
 
 def entropy(p) -> np.ndarray:
     """Shannon entropy ``H(p) = −Σ_i p_i ln p_i`` in nats (``0 ln 0 = 0``).
+
+    Parameters
+    ----------
+    p : array_like, shape (..., D)
+        Compositions, one per row of the last axis (each sums to 1).
+
+    Returns
+    -------
+    ndarray, shape (...,)
+        Shannon entropy in nats, one per row.
 
     Examples
     --------
@@ -478,6 +665,18 @@ def entropy_split(p, sink: Sink = (0,)) -> EntropySplit:
     mass is tiny; it is NaN for a row with exactly zero content mass, where it
     is undefined (its weighted term is then 0).
 
+    Parameters
+    ----------
+    p : array_like, shape (..., D)
+        Compositions, one per row of the last axis (each sums to 1).
+    sink : int or sequence of int, default (0,)
+        Key indices of the sink set S (negative indices count from the end).
+
+    Returns
+    -------
+    EntropySplit
+        ``entropy``, ``binary`` (h(s)), ``sink_term``, ``content_term``, ``content_entropy`` and ``sink_mass``, each of shape (...,).
+
     Examples
     --------
     >>> s = entropy_split([0.5, 0.25, 0.25])
@@ -506,6 +705,18 @@ def entropy_split(p, sink: Sink = (0,)) -> EntropySplit:
 def content_entropy(p, sink: Sink = (0,)) -> np.ndarray:
     """Content entropy ``H(π) = H(𝒞p_C)`` (see :func:`entropy_split`).
 
+    Parameters
+    ----------
+    p : array_like, shape (..., D)
+        Compositions, one per row of the last axis (each sums to 1).
+    sink : int or sequence of int, default (0,)
+        Key indices of the sink set S (negative indices count from the end).
+
+    Returns
+    -------
+    ndarray, shape (...,)
+        Content entropy H(π) (NaN where the content mass is 0), one per row.
+
     Examples
     --------
     >>> float(content_entropy([0.98, 0.01, 0.01]).round(6))  # ln 2: the sink does not count
@@ -516,6 +727,18 @@ def content_entropy(p, sink: Sink = (0,)) -> np.ndarray:
 
 def sink_mass(p, sink: Sink = (0,)) -> np.ndarray:
     """Sink mass ``s = Σ_{i∈S} p_i``.
+
+    Parameters
+    ----------
+    p : array_like, shape (..., D)
+        Compositions, one per row of the last axis (each sums to 1).
+    sink : int or sequence of int, default (0,)
+        Key indices of the sink set S (negative indices count from the end).
+
+    Returns
+    -------
+    ndarray, shape (...,)
+        Sink mass s, one per row.
 
     Examples
     --------

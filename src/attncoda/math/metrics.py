@@ -23,6 +23,16 @@ def _pair(p, q):
 def cosine(p, q) -> np.ndarray:
     """Cosine similarity ``p·q / (‖p‖ ‖q‖)`` (larger = closer).
 
+    Parameters
+    ----------
+    p, q : array_like, shape (..., D)
+        Compositions on the same D keys; leading axes broadcast.
+
+    Returns
+    -------
+    ndarray, shape (...,)
+        Cosine similarity, one per row.
+
     Examples
     --------
     >>> float(cosine([0.90, 0.08, 0.02], [0.70, 0.24, 0.06]).round(4))  # Table 1
@@ -34,6 +44,16 @@ def cosine(p, q) -> np.ndarray:
 
 def euclidean(p, q) -> np.ndarray:
     """Euclidean distance ``‖p − q‖₂``.
+
+    Parameters
+    ----------
+    p, q : array_like, shape (..., D)
+        Compositions on the same D keys; leading axes broadcast.
+
+    Returns
+    -------
+    ndarray, shape (...,)
+        Euclidean distance, one per row.
 
     Examples
     --------
@@ -50,6 +70,16 @@ def jensen_shannon(p, q) -> np.ndarray:
 
     The divergence, not its square root; ``0 ln 0 = 0``. It is non-negative;
     a value that rounding pushes below zero (rows equal to the last bits) is returned as 0.
+
+    Parameters
+    ----------
+    p, q : array_like, shape (..., D)
+        Compositions on the same D keys; leading axes broadcast.
+
+    Returns
+    -------
+    ndarray, shape (...,)
+        Jensen–Shannon divergence in nats, in [0, ln 2], one per row.
 
     Examples
     --------
@@ -69,6 +99,16 @@ def jensen_shannon(p, q) -> np.ndarray:
 def bhattacharyya(p, q) -> np.ndarray:
     """Bhattacharyya coefficient ``BC = Σ_i sqrt(p_i q_i)``.
 
+    Parameters
+    ----------
+    p, q : array_like, shape (..., D)
+        Compositions on the same D keys; leading axes broadcast.
+
+    Returns
+    -------
+    ndarray, shape (...,)
+        Bhattacharyya coefficient, in [0, 1], one per row.
+
     Examples
     --------
     >>> float(bhattacharyya([0.5, 0.5], [0.5, 0.5]))
@@ -81,6 +121,16 @@ def bhattacharyya(p, q) -> np.ndarray:
 def hellinger(p, q) -> np.ndarray:
     """Hellinger distance ``sqrt(1 − BC)``; rounding that pushes BC past 1 gives 0.
 
+    Parameters
+    ----------
+    p, q : array_like, shape (..., D)
+        Compositions on the same D keys; leading axes broadcast.
+
+    Returns
+    -------
+    ndarray, shape (...,)
+        Hellinger distance, in [0, 1], one per row.
+
     Examples
     --------
     >>> float(hellinger([1.0, 0.0], [0.0, 1.0]))
@@ -92,6 +142,16 @@ def hellinger(p, q) -> np.ndarray:
 def fisher_rao(p, q) -> np.ndarray:
     """Fisher–Rao distance ``2 arccos(BC)``; rounding that pushes BC past 1 gives 0.
 
+    Parameters
+    ----------
+    p, q : array_like, shape (..., D)
+        Compositions on the same D keys; leading axes broadcast.
+
+    Returns
+    -------
+    ndarray, shape (...,)
+        Fisher–Rao distance, in [0, π], one per row.
+
     Examples
     --------
     >>> float(fisher_rao([1.0, 0.0], [0.0, 1.0]).round(6))  # 2 arccos(0) = pi
@@ -102,6 +162,20 @@ def fisher_rao(p, q) -> np.ndarray:
 
 def view(rows, convention: str, sink: Sink = (0,)) -> np.ndarray:
     """The rows a classical metric sees: ``keep`` → ``p``; ``drop`` → ``𝒞(p_C)``.
+
+    Parameters
+    ----------
+    rows : array_like, shape (..., D)
+        Compositions.
+    convention : {'keep', 'drop'}
+        Keep the sink, or drop it and re-close.
+    sink : int or sequence of int, default (0,)
+        Key indices of the sink set S (negative indices count from the end).
+
+    Returns
+    -------
+    ndarray, shape (..., D) or (..., D - k)
+        The rows the metric compares.
 
     Examples
     --------
@@ -157,6 +231,16 @@ METRICS: dict[str, RowMetric] = {
 
 def get_metric(metric: str | RowMetric) -> RowMetric:
     """Look a metric up by name (``cosine``, ``js``, ``euclidean``, ``hellinger``, ``fisher_rao``, ``aitchison``, ``content``).
+
+    Parameters
+    ----------
+    metric : str or RowMetric
+        A name of :data:`METRICS` (or a metric, returned as it is).
+
+    Returns
+    -------
+    RowMetric
+        The metric with its label and direction.
 
     Examples
     --------

@@ -24,6 +24,20 @@ _CHUNK_ELEMENTS = 2_000_000
 def sample_triples(n_heads: int, n_triples: int, rng: np.random.Generator | int) -> np.ndarray:
     """Draw ``n_triples`` triples of three distinct head indices, uniformly, as an ``(n, 3)`` array.
 
+    Parameters
+    ----------
+    n_heads : int
+        Number of heads to draw from (>= 3).
+    n_triples : int
+        Number of triples.
+    rng : numpy.random.Generator or int
+        Random source, or a seed for one.
+
+    Returns
+    -------
+    ndarray, shape (n_triples, 3)
+        Head indices ``(p, q, r)``, distinct within each triple.
+
     Examples
     --------
     >>> t = sample_triples(5, 1000, 0)
@@ -85,6 +99,26 @@ def pairwise(metric: str | RowMetric, rows, convention: str = "keep", sink: Sink
     but Jensen–Shannon), many times faster for hundreds of heads and equal to the
     broadcast values up to rounding (tested to 1e-12). The frozen calibration curves
     were computed with ``broadcast``.
+
+    Parameters
+    ----------
+    metric : str or RowMetric
+        The metric.
+    rows : array_like, shape (H, D)
+        Head signatures.
+    convention : {'keep', 'drop'}
+        Keep the sink, or drop it and re-close (sink-blind metrics ignore it).
+    sink : int or sequence of int, default (0,)
+        Key indices of the sink set S (negative indices count from the end).
+    eps : float, default 1e-6
+        Value given to exact zeros before a logarithm (:func:`replace_zeros`).
+    method : {'broadcast', 'gram'}
+        How the matrix is computed.
+
+    Returns
+    -------
+    ndarray, shape (H, H)
+        ``metric(rows[i], rows[j])``.
 
     Examples
     --------
@@ -175,6 +209,28 @@ def reversal_rates(
     ``rows`` is an ``(H, D)`` array of head signatures. Triples are drawn with
     :func:`sample_triples` from ``seed`` unless given.
 
+    Parameters
+    ----------
+    rows : array_like, shape (H, D)
+        Head signatures.
+    metrics : iterable of str or RowMetric
+        The metrics compared.
+    sink : int or sequence of int, default (0,)
+        Key indices of the sink set S (negative indices count from the end).
+    n_triples : int
+        Triples drawn when ``triples`` is not given.
+    seed : int or numpy.random.Generator
+        Random source of the triples.
+    eps : float, default 1e-6
+        Value given to exact zeros before a logarithm (:func:`replace_zeros`).
+    triples : ndarray, shape (n, 3), optional
+        The triples to judge.
+
+    Returns
+    -------
+    dict of str to Reversal
+        Per metric: its rate, reversed and compared counts, and ties.
+
     Examples
     --------
     >>> rates = reversal_rates(np.random.default_rng(0).dirichlet(np.ones(6), 20), ('js', 'content'), n_triples=500)
@@ -202,6 +258,28 @@ def reversal_rate(
     triples: np.ndarray | None = None,
 ) -> Reversal:
     """Fraction of head triples whose closer-head verdict under ``metric`` flips between keep and drop.
+
+    Parameters
+    ----------
+    rows : array_like, shape (H, D)
+        Head signatures.
+    metric : str or RowMetric
+        The metric.
+    sink : int or sequence of int, default (0,)
+        Key indices of the sink set S (negative indices count from the end).
+    n_triples : int
+        Triples drawn when ``triples`` is not given.
+    seed : int or numpy.random.Generator
+        Random source of the triples.
+    eps : float, default 1e-6
+        Value given to exact zeros before a logarithm (:func:`replace_zeros`).
+    triples : ndarray, shape (n, 3), optional
+        The triples to judge.
+
+    Returns
+    -------
+    Reversal
+        The rate, reversed and compared counts, and ties.
 
     Examples
     --------

@@ -100,7 +100,30 @@ def sink_location(sig, top: int = 5) -> list[dict]:
 
 
 def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_TRIPLES, curves=None, spec=None) -> dict:
-    """The audit of one model from its signatures (one per seed)."""
+    """The audit of one model from its signatures (one per seed): how often ``metric``'s closer-head verdicts flip
+    between keeping and dropping the sink, with an interval, the frozen predictor's expectation and a recommendation.
+
+    Parameters
+    ----------
+    sigs : list of Signatures
+        One model's signatures, one per seed (:func:`attncoda.engine.signatures.signature_sets`, or
+        :func:`attncoda.engine.patterns.signatures_from_patterns` for patterns you already hold).
+    metric : str
+        The metric audited: ``cosine``, ``js``, ``euclidean``, ``hellinger``, ``fisher_rao``, ``aitchison`` or ``content``.
+    sink : str, optional
+        The sink set: a named set of the signatures (``first``, ``first4``, ``cls_sep``, ``cls``) or key indices
+        such as ``"0,1"``; default: the model's own.
+    n_triples : int
+        Head triples drawn per seed.
+    curves, spec : dict, optional
+        The frozen predictor (:func:`attncoda.studies.predictor.load_all`); without them no prediction is made.
+
+    Returns
+    -------
+    dict
+        The report: the model's facts, the sink set and where attention mass lands, the reversal rate with its
+        interval (``reversal``), the prediction, the ε check and ``recommendation`` (one sentence).
+    """
     from . import predictor
 
     m = get_metric(metric)

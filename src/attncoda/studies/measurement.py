@@ -29,7 +29,26 @@ def mean_sd(values) -> dict:
 
 
 def measure_signatures(sig, seed: int, n_triples: int = N_TRIPLES, details: bool = True) -> dict:
-    """Every number of one seed's signatures; ``details`` adds the seed-0 tables (5-8) and the witness triple."""
+    """Every number of one seed's signatures; ``details`` adds the seed-0 tables (5-8) and the witness triple.
+
+    Parameters
+    ----------
+    sig : Signatures
+        One seed's signatures of one model (from a model, or from patterns you hold:
+        :func:`attncoda.engine.patterns.signatures_from_patterns`).
+    seed : int
+        Seed of the head triples (and the label of the entry).
+    n_triples : int
+        Head triples per reversal rate.
+    details : bool
+        Add Tables 5-8 (taxonomy, audits, temperature, sink set) and the witness triple.
+
+    Returns
+    -------
+    dict
+        Sink masses, the keep-vs-drop reversal rate of each metric (log-softmax and probability paths), the ε sweep,
+        Lemma 1's largest residual, the layer profile and, with ``details``, the tables.
+    """
     layers, heads, _ = sig.shape
     sink, eps = sig.sink(), DEFAULT_EPS
     rows = sig.heads()
