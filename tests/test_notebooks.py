@@ -87,7 +87,11 @@ def test_collapse_chapter_trains_and_measures_its_suite_on_the_small_profile(tmp
     nb = nbformat.read(out, as_version=4)
     assert not [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.get("output_type") == "error"]
     result = json.loads((tmp_path / "results" / "collapse" / "suite.json").read_text())["results"]
-    assert result["mode"] == "suite" and len(result["runs"]) == 4 and set(result["endpoints"]) == {"minilm-l6"}
-    assert all([p["step"] for p in r["points"]] == [0, 1, 2, 4] for r in result["runs"].values())
-    timings = json.loads((tmp_path / "results" / "collapse" / "timings" / "suite.json").read_text())["results"]["runs"]
-    assert set(timings) == set(result["runs"]) and all(t["training"]["training_seconds"] > 0 for t in timings.values())
+    kinds = [s["kind"] for s in result["series"]]
+    assert result["mode"] == "suite" and set(result["endpoints"]) == {"minilm-l6"}
+    assert kinds == ["text suite"] * 4 + ["sink suite"] * 2 + ["control"] * 2
+    assert all([p["step"] for p in s["points"]] == [0, 1, 2, 4] for s in result["series"])
+    assert all(set(s["rows"]) == {"trigger", "other"} for s in result["series"] if s["kind"] != "text suite")
+    assert len(result["endpoints"]["minilm-l6"]["spread"]["samples"]) == 5 and result["endpoints"]["minilm-l6"]["terms"]["fractions"]
+    timings = json.loads((tmp_path / "results" / "collapse" / "timings" / "suite.json").read_text())["results"]["series"]
+    assert len(timings) == len(kinds) and all(t["training"]["training_seconds"] > 0 for t in timings)

@@ -132,3 +132,33 @@ def test_a_peak_counts_only_when_h_rose_above_its_window_spread(spread, used):
     shares = collapse.trajectory_shares(_points([4.0, 4.001, 4.0, 3.0]), spread)
     assert shares["peak"]["used"] is used and ("from_peak" in shares) is used
     assert collapse.shown_share(shares)[0] == ("from_peak" if used else "from_step0")
+
+
+# --------------------------------------------------------------------------- the chapter's typed results
+
+
+def test_the_suite_is_the_search_winner_and_its_control():
+    """The sink suite is the configuration whose sink grew most in the committed search; its control changes only the
+    optimiser (and the rate that optimiser needs)."""
+    trials = sink_search.read_trials()["trials"]
+    best = max(trials, key=lambda t: t["final"]["sink_mass"])
+    winner, control = sink_search.SUITE_TRIALS["sink suite"], sink_search.SUITE_TRIALS["control"]
+    assert winner.label == best["label"] and asdict(winner.run) == best["run"]
+    differ = {k for k, v in asdict(control.run).items() if asdict(winner.run)[k] != v}
+    assert differ <= {"size", "optimizer", "learning_rate"}, differ
+
+
+def test_every_trial_of_the_search_is_recorded():
+    recorded = [t["label"] for t in sink_search.read_trials()["trials"]]
+    assert recorded == [t.label for t in sink_search.TRIALS]
+
+
+def test_collapse_results_round_trip_through_json():
+    from attncoda.studies.collapse_suite import CollapseResult, Endpoint, Series
+
+    pts = _points([4.0, 4.001, 4.0, 3.0])
+    s = Series("r", "g", "sink suite", pts, collapse.trajectory_shares(pts, 0.01), {"seed": 0, "parameters": 10}, None)
+    e = Endpoint("m", {"share": 0.3}, {"median": 0.3, "low": 0.2, "high": 0.4, "samples": []})
+    r = CollapseResult("suite", 8, [s], {"m": e})
+    again = CollapseResult.from_json(json.loads(json.dumps(r.to_json())))
+    assert again == r and again.series[0].shown == ("from_step0", s.shares["from_step0"]["share"]) and again.endpoints["m"].share == 0.3

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from .checksums import installed_version
+from .paths import repo_root
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 """The installed ``attncoda`` package folder (``src/attncoda`` in a checkout)."""
@@ -69,3 +70,15 @@ def provenance(parameters: dict, seed, wall_seconds: float, extra: dict | None =
         "wall_time_s": round(float(wall_seconds), 3),
         **(extra or {}),
     }
+
+
+def first_commit(path: str) -> tuple[str, str] | None:
+    """``(short hash, date)`` of the commit that added ``path`` to the project's history, or None when git or the
+    history cannot say (no git, a shallow clone, a file never committed)."""
+    try:
+        out = subprocess.run(["git", "log", "--diff-filter=A", "--format=%h %cs", "--", path], cwd=repo_root(), capture_output=True,
+                             text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    words = out.stdout.split()
+    return (words[-2], words[-1]) if out.returncode == 0 and len(words) >= 2 else None

@@ -1,136 +1,271 @@
-"""The collapse chapter's sentences, each computed from its numbers (so a rerun on another model rewrites them)."""
+"""The collapse chapter's tables and sentences, each computed from its typed results
+(:class:`attncoda.studies.collapse_suite.Series`, :class:`~attncoda.studies.collapse_suite.Endpoint`, the search's
+trials), so a rerun on another model rewrites them."""
 
 from __future__ import annotations
 
 import numpy as np
+
+from .report import fmt
 
 PYTHIA_TOKENS_PER_STEP = 1024 * 2048
 """Pythia's batch: 1,024 sequences of 2,048 tokens per step (Biderman et al., 2023)."""
 PYTHIA_STEPS = 143_000
 PYTHIA_SMALLEST = 70e6
 """Parameters of the smallest Pythia model the paper measures (Pythia-70M)."""
+SINK_GROWTH = 0.05
+"""A run's sink "grew" when its mean row sink mass rose by at least this much from step 0 to the end."""
+START_NAMES = {"from_peak": "from the peak", "from_step0": "from step 0", "none": "none"}
 
 
 def _span(values) -> str:
+    values = [v for v in values if v == v]
+    if not values:
+        return "—"
     lo, hi = float(np.min(values)), float(np.max(values))
     return f"{lo:.2f}" if f"{lo:.2f}" == f"{hi:.2f}" else f"{lo:.2f} to {hi:.2f}"
 
 
-def trajectory_sentence(runs: dict[str, list[dict]], shares: dict[str, dict]) -> str:
-    """How ``H``, ``H(π)`` and the sink mass moved from each run's entropy peak to its end, over all runs."""
-    spans = [(name, s["from_peak"]) for name, s in shares.items() if "from_peak" in s]
-    if not spans:
-        return "No run has a checkpoint after step 0 before its last, so no peak-to-end change can be measured."
-    dh = [s["delta_entropy"] for _, s in spans]
-    dc = [s["delta_content_entropy"] for _, s in spans]
-    sink = [(runs[name][0]["sink_mass"], runs[name][-1]["sink_mass"]) for name, _ in spans]
-    fell = sum(1 for x in dh if x < 0)
-    content_rose = sum(1 for x in dc if x > 0)
-    text = (f"From the entropy peak to the last checkpoint, mean H changed by {_span(dh)} nats in {'the one run' if len(spans) == 1 else f'the {len(spans)} runs'} "
-            f"({fell} of them fell) and mean H(π) by {_span(dc)} nats")
-    text += f"; H(π) rose in {content_rose} of them" if content_rose else ""
-    text += (f". The mean sink mass went from {_span([a for a, _ in sink])} at step 0 to {_span([b for _, b in sink])} at the end.")
+# --------------------------------------------------------------------------- the search
+
+
+def trial_rows(trials: list[dict]) -> list[dict]:
+    """One table row per configuration the search tried, in the order tried."""
+    rows = []
+    for t in trials:
+        run, a, b = t["run"], t["step0"], t["final"]
+        rows.append({"configuration": t["label"], "what changed": t["why"], "parameters (M)": f"{t['parameters'] / 1e6:.2f}",
+                     "steps": f"{run['steps']:,}", "sink mass, step 0 → final": f"{a['sink_mass']:.3f} → {b['sink_mass']:.3f}",
+                     "trigger / other rows, final": (f"{b['trigger_sink_mass']:.3f} / {b['other_sink_mass']:.3f}" if "trigger_sink_mass" in b else "—"),
+                     "training (min)": f"{t['training_seconds'] / 60:.1f}", "above the target": "yes" if t["grown"] else "no"})
+    return rows
+
+
+def search_sentence(search: dict) -> str:
+    """What the search found: how many configurations grew a sink past the target, the best on text and overall."""
+    trials, target = search["trials"], search["target"]
+    grown = [t for t in trials if t["grown"]]
+    best = max(trials, key=lambda t: t["final"]["sink_mass"])
+    text_trials = [t for t in trials if t["run"]["task"] == "text"]
+    best_text = max(text_trials, key=lambda t: t["final"]["sink_mass"]) if text_trials else None
+    minutes = sum(t["training_seconds"] for t in trials) / 60
+    out = (f"The search trained {len(trials)} configurations in {minutes:.0f} min of training in all. "
+           f"{len(grown)} of them grew the mean row sink mass above the target of {target}")
+    out += f" ({', '.join(t['label'] for t in grown)}). " if grown else ". "
+    if best_text:
+        out += (f"On natural text the largest sink was {best_text['label']}'s, {best_text['step0']['sink_mass']:.3f} at step 0 and "
+                f"{best_text['final']['sink_mass']:.3f} at the end. ")
+    out += f"The largest of all was {best['label']}'s, {best['step0']['sink_mass']:.3f} → {best['final']['sink_mass']:.3f}."
+    return out
+
+
+# --------------------------------------------------------------------------- trajectories and shares
+
+
+def groups(series) -> dict[str, dict[str, list[dict]]]:
+    """``{panel: {run label: points}}`` for :func:`attncoda.face.plots.collapse_trajectories`."""
+    out: dict[str, dict[str, list[dict]]] = {}
+    for s in series:
+        label = f"seed {s.training['seed']}" if s.training else s.name
+        out.setdefault(s.group, {})[label] = s.points
+    return out
+
+
+def share_rows(series) -> list[dict]:
+    """One table row per series: its sink growth, the peak test, the share shown and the share from step 0."""
+    rows = []
+    for s in series:
+        t = s.training or {}
+        peak = s.shares.get("peak")
+        start, value = s.shown
+        a, b = s.sink_growth
+        rows.append({"run": s.name, "kind": s.kind, "parameters (M)": fmt(t["parameters"] / 1e6) if t else "—",
+                     "training (s)": fmt(t.get("training_seconds"), 0) if t else "—",
+                     "sink mass, step 0 → final": f"{a:.3f} → {b:.3f}",
+                     "H peak": (f"step {peak['step']}: rise {peak['rise']:.4f}, spread {fmt(peak['spread'], 4)}, "
+                                + ("used" if peak["used"] else "not a peak")) if peak else "—",
+                     "share shown": f"{fmt(value)} ({START_NAMES[start]})",
+                     "share from step 0": fmt(s.shares.get("from_step0", {}).get("share"))})
+    return rows
+
+
+def row_share_rows(series) -> list[dict]:
+    """For task runs: the share on trigger rows and on the other rows, with their sink masses."""
+    rows = []
+    for s in series:
+        if not s.rows:
+            continue
+        for kind, r in s.rows.items():
+            rows.append({"run": s.name, "rows": f"{kind} ({r['rows']:,})",
+                         "sink mass, step 0 → final": f"{r['start']['sink_mass']:.3f} → {r['end']['sink_mass']:.3f}",
+                         "H, step 0 → final": f"{r['start']['entropy']:.2f} → {r['end']['entropy']:.2f}",
+                         "H(π), step 0 → final": f"{r['start']['content_entropy']:.2f} → {r['end']['content_entropy']:.2f}",
+                         "share": fmt(r["share"])})
+    return rows
+
+
+def kind_summary(series) -> dict[str, dict]:
+    """Per kind of series: the sink mass at the end and the shares shown, over its runs."""
+    out: dict[str, dict] = {}
+    for s in series:
+        k = out.setdefault(s.kind, {"final_sink": [], "shares": [], "runs": 0})
+        k["final_sink"].append(s.sink_growth[1])
+        k["shares"].append(s.shown[1])
+        k["runs"] += 1
+    return out
+
+
+def trajectory_sentence(series) -> str:
+    """How the sink mass and the shares moved, per kind of series."""
+    parts = []
+    for kind, k in kind_summary(series).items():
+        parts.append(f"{kind} ({k['runs']} runs): final sink mass {_span(k['final_sink'])}, share {_span(k['shares'])}")
+    peaks = [s for s in series if s.shares.get("peak")]
+    rejected = [s for s in peaks if not s.shares["peak"]["used"]]
+    text = "Per kind of run: " + "; ".join(parts) + "."
+    if rejected:
+        text += (f" In {len(rejected)} of {len(peaks)} runs the highest H after step 0 rose above step 0 by less than the spread of H "
+                 "across window samples, so it is noise, not a peak: their share is shown from step 0.")
     return text
 
 
-def share_sentence(groups: dict[str, list[str]], shares: dict[str, dict]) -> str:
-    """Each group's shares (from the peak, and from step 0), one clause per group."""
-    parts = []
-    for group, names in groups.items():
-        peak = [shares[n]["from_peak"]["share"] for n in names if "from_peak" in shares[n]]
-        zero = [shares[n]["from_step0"]["share"] for n in names if "from_step0" in shares[n]]
-        finite = [x for x in peak if x == x]
-        if not finite:
-            parts.append(f"{group}: mean H did not fall after its peak, so there is no drop to share out")
-            continue
-        clause = f"{group}: {', '.join(f'{x:.2f}' for x in finite)} from the peak"
-        finite_zero = [x for x in zero if x == x]
-        if finite_zero:
-            clause += f", {', '.join(f'{x:.2f}' for x in finite_zero)} from step 0"
-        parts.append(clause)
-    return "Shares of the drop carried by the sink, per run: " + "; ".join(parts) + "."
+def contrast_sentence(series) -> str:
+    """The decomposition's verdict where a sink grew against where it did not (the sink suite and its control)."""
+    k = kind_summary(series)
+    if "sink suite" not in k or "control" not in k:
+        return ""
+    grown, control = k["sink suite"], k["control"]
+    return (f"Where the sink grew (sink suite: final sink mass {_span(grown['final_sink'])}), the share is {_span(grown['shares'])}; "
+            f"in the control, trained on the same data (final sink mass {_span(control['final_sink'])}), it is {_span(control['shares'])}.")
 
 
-def endpoint_sentence(ends: dict[str, dict]) -> str:
-    """What the endpoint shares of several trained models say, pooled over layers."""
-    finite = {name: e["share"] for name, e in ends.items() if e["share"] == e["share"]}
-    rose = [name for name, e in ends.items() if e["share"] != e["share"]]
-    if not finite:
-        return "Mean H did not fall from initialization to the trained weights on any of these models, so no share is defined."
-    majority = [n for n, s in finite.items() if s > 0.5]
-    over = [n for n, s in finite.items() if s > 1]
-    text = (f"From initialization to the trained weights, the sink carries {_span(list(finite.values()))} of the fall in mean H "
-            f"({', '.join(f'{n} {s:.2f}' for n, s in finite.items())}). ")
-    if majority:
-        text += f"It carries most of the fall on {', '.join(majority)}"
-        text += (f"; on {', '.join(over)} the content entropy even rose, so the sink carries more than the whole fall. " if over else ". ")
-    else:
-        text += "On none of them does it carry most of the fall: the content distributions sharpened by more than the sink explains. "
-    if rose:
-        text += f"On {', '.join(rose)} mean H did not fall at all, so no share is defined. "
-    return text.strip()
+# --------------------------------------------------------------------------- endpoints
 
 
-SINK_GROWTH = 0.05
-"""A run's sink "grew" when its mean row sink mass rose by at least this much from step 0 to the end."""
+def endpoint_rows(ends) -> list[dict]:
+    """One table row per endpoint: the seed-0 reading, the resampled share, and the three terms where they differ."""
+    rows = []
+    for name, e in ends.items():
+        r, sp = e.reading, e.spread
+        layer = [x for x in r["layer_shares"] if x == x]
+        row = {"model": name, "H init → trained": f"{r['init']['entropy']:.2f} → {r['trained']['entropy']:.2f}",
+               "H(π) init → trained": f"{r['init']['content_entropy']:.2f} → {r['trained']['content_entropy']:.2f}",
+               "sink mass init → trained": f"{r['init']['sink_mass']:.3f} → {r['trained']['sink_mass']:.3f}",
+               "share (seed 0)": fmt(r["share"]),
+               "share, median [range]": f"{fmt(sp['median'])} [{fmt(sp['low'])}, {fmt(sp['high'])}]",
+               "per-layer shares": f"{min(layer):.2f} to {max(layer):.2f}" if layer else "—"}
+        f = e.terms["fractions"] if e.terms else None
+        row["ΔH: h(s) / within sink / content"] = (" / ".join(fmt(f[k]) for k in ("binary", "within_sink", "content")) if f
+                                                    else "one sink key: within-sink term 0")
+        rows.append(row)
+    return rows
 
 
-def paper_comparison(shares: dict[str, dict], trained: dict[str, dict], pythia: dict[str, float], runs: dict[str, list[dict]],
-                     ends: dict[str, dict] | None = None) -> str:
-    """Our shares beside the paper's Pythia shares, with what the scale of our models allows us to conclude; ``ends``
-    (endpoint results) adds the fully trained models' shares from initialization."""
-    ours = {n: s["from_peak"]["share"] for n, s in shares.items() if "from_peak" in s and s["from_peak"]["share"] == s["from_peak"]["share"]}
+def endpoint_sentence(ends, paper_lo: float, paper_hi: float) -> str:
+    """Each endpoint's resampled share against the paper's range: inside, below, above or straddling it."""
+    if not ends:
+        return "No endpoint was measured on this run."
+    verdicts = {"inside": [], "below": [], "above": [], "straddles": []}
+    for name, e in ends.items():
+        lo, hi = e.spread["low"], e.spread["high"]
+        if hi < paper_lo:
+            verdicts["below"].append(name)
+        elif lo > paper_hi:
+            verdicts["above"].append(name)
+        elif paper_lo <= lo and hi <= paper_hi:
+            verdicts["inside"].append(name)
+        else:
+            verdicts["straddles"].append(name)
+    n = len(next(iter(ends.values())).spread["samples"])
+    parts = [f"{', '.join(v)} {k if k != 'straddles' else 'straddle its edge'}" for k, v in verdicts.items() if v]
+    text = (f"Over {n} resamples each (window seeds, and initialization seeds), the endpoint shares set against the paper's range "
+            f"{paper_lo:.2f} to {paper_hi:.2f}: " + "; ".join(parts) + ".")
+    multi = {name: e.terms["fractions"] for name, e in ends.items() if e.terms}
+    if multi:
+        text += (" For the models whose sink set has two keys, the spread of mass between [CLS] and [SEP] changes H by "
+                 + ", ".join(f"{fmt(f['within_sink'])} of the fall on {name}" for name, f in multi.items())
+                 + "; the share shown counts it with the sink, as the identity H = h(s) + s·H(sink parts) + (1 − s)·H(π) allows.")
+    return text
+
+
+# --------------------------------------------------------------------------- against the paper
+
+
+def paper_comparison(series, pythia: dict[str, float]) -> str:
+    """Our series' shares beside the paper's Pythia shares, with what our models' scale and sink growth allow."""
     paper_lo, paper_hi = min(pythia.values()), max(pythia.values())
     text = f"The paper's shares on Pythia's checkpoints run from {paper_lo:.2f} to {paper_hi:.2f} ({', '.join(f'{k} {v:.2f}' for k, v in pythia.items())}). "
-    text += _endpoint_comparison(ends or {}, paper_lo, paper_hi)
-    if not ours:
-        return (text + "None of our checkpoint series has a defined share to set beside them.").strip()
-    lo, hi = min(ours.values()), max(ours.values())
-    where = "inside" if paper_lo <= lo and hi <= paper_hi else ("below" if hi < paper_lo else ("above" if lo > paper_hi else "overlapping"))
-    text += f"Our suite's shares, from the peak, run from {lo:.2f} to {hi:.2f}: {where} the paper's range. "
-    if trained:
-        params = [t["parameters"] for t in trained.values()]
-        tokens = [t["steps"] * t["batch"] * t["length"] for t in trained.values()]
-        text += (f"Our models have {min(params) / 1e6:.2f} to {max(params) / 1e6:.2f} M parameters, at least {PYTHIA_SMALLEST / max(params):.0f}× fewer than "
-                 f"Pythia-70M, and saw {max(tokens):,} tokens each, {PYTHIA_STEPS * PYTHIA_TOKENS_PER_STEP / max(tokens):,.0f}× fewer than a Pythia run "
-                 f"({PYTHIA_STEPS:,} steps of {PYTHIA_TOKENS_PER_STEP:,} tokens). ")
-        growth = {n: runs[n][-1]["sink_mass"] - runs[n][0]["sink_mass"] for n in trained}
-        grew = [n for n, g in growth.items() if g >= SINK_GROWTH]
-        if not grew:
-            text += (f"In none of our runs did the mean sink mass rise by {SINK_GROWTH} or more (largest rise {max(growth.values()):.3f}), so their "
-                     "entropy fell through the content distribution: they show what a collapse looks like before a sink has formed, a regime "
-                     "below the paper's models, and they cannot confirm or refute the paper's shares. ")
-        else:
-            text += (f"The sink grew in {len(grew)} of {len(growth)} runs (mean sink mass up by {_span([growth[n] for n in grew])}); these runs test "
-                     "the mechanism (a sink on a constant first token carrying part of the collapse), not the paper's numbers. ")
-        by_size: dict[str, list[float]] = {}
-        for name, t in trained.items():
-            if name in ours:
-                by_size.setdefault(t["size"], []).append(ours[name])
-        sizes = sorted(by_size, key=lambda k: np.mean([trained[n]["parameters"] for n in trained if trained[n]["size"] == k]))
-        if len(sizes) >= 2 and not grew:
-            small, large = by_size[sizes[0]], by_size[sizes[-1]]
-            text += (f"The sizes' shares ({_span(large)} for the larger, {_span(small)} for the smaller) are both near zero: with no sink grown, "
-                     "they measure content sharpening and say nothing about the paper's trend with size. ")
-        elif len(sizes) >= 2:
-            small, large = by_size[sizes[0]], by_size[sizes[-1]]
-            if min(large) > max(small):
-                text += (f"Every seed of the larger size has a higher share than every seed of the smaller ({_span(large)} against {_span(small)}), "
-                         "the direction the paper reports from 70M to 1B; two sizes show a direction, not a trend.")
-            elif max(large) < min(small):
-                text += (f"Every seed of the larger size has a lower share than every seed of the smaller ({_span(large)} against {_span(small)}), "
-                         "the opposite of the direction the paper reports from 70M to 1B.")
-            else:
-                text += f"The two sizes' shares overlap across seeds ({_span(large)} against {_span(small)}): no size effect is visible at this scale."
+    trained = [s for s in series if s.training]
+    if not trained:
+        shares = [s.shown[1] for s in series]
+        return text + f"The series walked here gives {_span(shares)}."
+    params = [s.training["parameters"] for s in trained]
+    tokens = [s.training["steps"] * s.training["batch"] * s.training["length"] for s in trained]
+    text += (f"Our runs have {min(params) / 1e6:.2f} to {max(params) / 1e6:.2f} M parameters, at least {PYTHIA_SMALLEST / max(params):.0f}× fewer "
+             f"than Pythia-70M, and saw at most {max(tokens):,} tokens, {PYTHIA_STEPS * PYTHIA_TOKENS_PER_STEP / max(tokens):,.0f}× fewer than a Pythia run. ")
+    for kind, k in kind_summary(trained).items():
+        grew = sum(1 for s in trained if s.kind == kind and s.sink_growth[1] - s.sink_growth[0] >= SINK_GROWTH)
+        text += f"{kind.capitalize()}: the sink grew by {SINK_GROWTH} or more in {grew} of {k['runs']} runs, share {_span(k['shares'])}. "
+    text += ("Only a run whose sink grew can test the paper's reading; the others show a collapse carried by the content distribution. "
+             "The synthetic task tests the mechanism (the share is high when a sink grows on a constant first token), not the paper's "
+             "numbers, which belong to models trained on billions of tokens of text.")
     return text.strip()
 
 
-def _endpoint_comparison(ends: dict[str, dict], paper_lo: float, paper_hi: float) -> str:
-    finite = {n: e["share"] for n, e in ends.items() if e["share"] == e["share"]}
-    if not finite:
-        return ""
-    lo, hi = min(finite.values()), max(finite.values())
-    where = "inside" if paper_lo <= lo and hi <= paper_hi else ("below" if hi < paper_lo else ("above" if lo > paper_hi else "overlapping"))
-    return (f"The fully trained defaults give endpoint shares from {lo:.2f} to {hi:.2f}, {where} that range. An endpoint share starts at "
-            "initialization, like the paper's share from step 0, but these are other models (sentence encoders, quantized and instruction-tuned "
-            "variants) with one endpoint each, not Pythia's series, so the difference is a different measurement, not a failed reproduction. ")
+# --------------------------------------------------------------------------- training, predictor, Figure 5a
+
+
+def training_sentence(series, budget_minutes: int) -> str:
+    """How long each kind of trained run took, against the chapter's budget (per kind)."""
+    trained = [s for s in series if s.training]
+    if not trained:
+        return "This run walks the checkpoints given on the command line; nothing was trained."
+    parts = []
+    for kind in dict.fromkeys(s.kind for s in trained):
+        runs = [s for s in trained if s.kind == kind]
+        minutes = sum(s.training["training_seconds"] for s in runs) / 60
+        parts.append(f"the {kind}'s {len(runs)} runs in {minutes:.1f} min")
+    sink = sum(s.training["training_seconds"] for s in trained if s.kind in ("sink suite", "control")) / 60
+    text = "Training took " + ", ".join(parts) + " (as recorded when they were trained, on the machine that trained them)"
+    if any(s.kind in ("sink suite", "control") for s in trained):
+        text += f"; the sink suite with its control took {sink:.1f} min, {'within' if sink <= budget_minutes else 'over'} the budget of {budget_minutes} min"
+    return text + (". Checkpoints are cached by their whole configuration, so later builds reuse them (retrain = True trains again; a rerun "
+                   "with the same seed gives the same bits).")
+
+
+def measured_points(directory=None) -> dict[str, dict]:
+    """The measurement chapter's mean signature sink mass and JS reversal rate of each default model it has results for."""
+    from ..engine.registry import REGISTRY
+    from .results import read_results
+
+    out = {}
+    for name in REGISTRY:
+        try:
+            summary = read_results("measurement", name, directory)["results"]["summary"]
+        except FileNotFoundError:
+            continue
+        out[name] = {"signature_sink_mass": summary["signature_sink_mass"]["mean"], "js": summary["reversal"]["js"]["mean"]}
+    return out
+
+
+def predictor_sentence(outcomes: list[dict], spec: dict) -> str:
+    """How many confirmations, failures and abstentions the predictor gave, and its deviation where it did not abstain."""
+    from collections import Counter
+
+    from .report import plural
+
+    counts = Counter(o["outcome"] for o in outcomes)
+    inside = [o["mean |dev.| (points)"] for o in outcomes if o["outcome"] != "abstention"]
+    text = (f"Over {len(outcomes)} checkpoints the predictor gave {plural(counts.get('confirmation', 0), 'confirmation')}, "
+            f"{plural(counts.get('failure', 0), 'failure')} and {plural(counts.get('abstention', 0), 'abstention')}. ")
+    if inside:
+        return text + f"Where it did not abstain, the mean absolute deviation was {np.mean(inside):.1f} points (tolerance {spec['tolerance_points']})."
+    return text + "It abstained on every checkpoint, so these checkpoints do not test it."
+
+
+def frozen_order(frozen, chapter_added) -> str:
+    """Whether the predictor was committed before this chapter's checkpoints existed, from the two ``(hash, date)`` first commits."""
+    if frozen and chapter_added and frozen != chapter_added:
+        return (f"It was committed in {frozen[0]} ({frozen[1]}); this chapter's notebook first appeared in {chapter_added[0]} ({chapter_added[1]}), "
+                "and the suite's code with it, so the predictor was frozen before any of these checkpoints existed.")
+    return "The order of the predictor's freezing and this chapter's first run is in the project's git history (this copy's history is too shallow to show it)."

@@ -18,6 +18,17 @@ def glue(name: str, value, display: bool = False) -> None:
     myst_glue(name, value, display=display)
 
 
+def fmt(x, digits: int = 2) -> str:
+    """A number for a table cell, or a dash where it is undefined (NaN or None).
+
+    Examples
+    --------
+    >>> fmt(0.12345), fmt(float("nan")), fmt(None), fmt(3, 0)
+    ('0.12', '—', '—', '3')
+    """
+    return "—" if x is None or x != x else f"{x:.{digits}f}"
+
+
 def plural(count: int, word: str, many: str | None = None) -> str:
     """``count`` and ``word``, in the plural when ``count`` is not 1.
 

@@ -172,9 +172,8 @@ def run_trial(trial: Trial) -> dict:
 def search(trials=TRIALS, out: Path | None = None) -> list[dict]:
     """Every trial's record, written after each one (atomically) to ``out`` so that an interrupted search keeps what it measured."""
     from ..base.files import atomic_write_json
-    from ..base.paths import repo_root
 
-    out = out or repo_root() / "data" / "sink_search" / "trials.json"
+    out = out or trials_path()
     records = []
     for trial in trials:
         records.append(run_trial(trial))
@@ -189,6 +188,30 @@ def search(trials=TRIALS, out: Path | None = None) -> list[dict]:
 def with_seed(trial: Trial, seed: int) -> Trial:
     """The same trial trained with another seed."""
     return replace(trial, run=replace(trial.run, seed=seed))
+
+
+def trial(label: str) -> Trial:
+    """The trial of :data:`TRIALS` with this label."""
+    return next(t for t in TRIALS if t.label == label)
+
+
+SUITE_TRIALS = {"sink suite": trial("backcopy"), "control": trial("backcopy-sgd")}
+"""The collapse chapter's sink suite: the search's winner (the trial whose final sink mass is largest, which a test
+checks against ``data/sink_search/trials.json``) and its control on the same data, each trained with every seed."""
+
+
+def trials_path() -> Path:
+    from ..base.paths import data_dir
+
+    return data_dir() / "sink_search" / "trials.json"
+
+
+def read_trials() -> dict:
+    """The search's record (``data/sink_search/trials.json``): the target and every trial's record, in the order tried."""
+    path = trials_path()
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing; make it with: python -m attncoda.studies.sink_search")
+    return json.loads(path.read_text())
 
 
 if __name__ == "__main__":

@@ -1,0 +1,216 @@
+"""What the collapse chapter measures, as typed results: its checkpoint series (trained here, or given), their shares,
+and the endpoint shares of trained models.
+
+* :func:`trained_series` trains one :class:`~attncoda.engine.training.SuiteRun` (or reads its cached checkpoints) and
+  walks them: text runs on held-out text windows, Bigram-Backcopy runs on held-out task sequences (with the share
+  on trigger rows and on the other rows apart).
+* :func:`suite` is the chapter's default: the natural-text suite of :func:`attncoda.engine.training.suite`, and the
+  search's winner and its control (:data:`attncoda.studies.sink_search.SUITE_TRIALS`), each with every seed.
+* :func:`given_series` walks a checkpoint series a reader names (Hub revisions or folders).
+* :func:`endpoints` measures the endpoint share of trained models, resampled, with the three entropy terms where
+  the sink set has more than one key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+
+from ..base.protocol import N_TRIPLES, N_WINDOWS, WINDOW_LENGTH
+from . import collapse
+
+
+@dataclass(frozen=True)
+class Series:
+    """One checkpoint series: its points (:func:`attncoda.studies.collapse.walk`), shares (with the peak test), and,
+    for a run trained here, its settings and training time; for a task run, the shares on trigger and other rows."""
+
+    name: str
+    group: str
+    kind: str  # "text suite", "sink suite", "control" or "checkpoints"
+    points: list
+    shares: dict
+    training: dict | None = None
+    rows: dict | None = None
+
+    @property
+    def shown(self) -> tuple[str, float]:
+        """Which share the chapter shows and its value (:func:`attncoda.studies.collapse.shown_share`)."""
+        return collapse.shown_share(self.shares)
+
+    @property
+    def sink_growth(self) -> tuple[float, float]:
+        """Mean row sink mass at the first and the last checkpoint."""
+        return self.points[0]["sink_mass"], self.points[-1]["sink_mass"]
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> Series:
+        return cls(**{f.name: data.get(f.name) for f in fields(cls)})
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """A trained model against its initialized twin: the seed-0 reading (:func:`attncoda.studies.collapse.endpoint`),
+    the share resampled over window and initialization seeds, and the three entropy terms (multi-key sinks)."""
+
+    model: str
+    reading: dict
+    spread: dict
+    terms: dict | None = None
+
+    @property
+    def share(self) -> float:
+        return self.reading["share"]
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> Endpoint:
+        return cls(**{f.name: data.get(f.name) for f in fields(cls)})
+
+
+@dataclass(frozen=True)
+class Options:
+    """How every series is measured: window seed, text windows (``n`` × ``length``), triples and batch size."""
+
+    seed: int = 0
+    n: int = N_WINDOWS
+    length: int = WINDOW_LENGTH
+    n_triples: int = N_TRIPLES
+    batch_size: int = 8
+    spread_seeds: tuple = (1, 2)
+
+
+def training_facts(run) -> dict:
+    """What the page and the results file say of a trained run: every setting, its size and its training time."""
+    from ..engine import training
+
+    return {**asdict(run), "parameters": training.parameter_count(run), "training_seconds": training.training_seconds(run), "cache_key": run.key()}
+
+
+def trained_series(run, group: str, kind: str, options: Options = Options(), retrain: bool = False) -> Series:
+    """Train (or reuse) ``run`` and walk its checkpoints."""
+    from ..engine import training
+    from ..engine.checkpoints import Checkpoint
+    from .sink_search import task_row_shares, task_signatures
+
+    folders = training.train(run, retrain=retrain)
+    chain = [Checkpoint(s, str(f)) for s, f in zip(training.log_spaced_steps(run.steps), folders)]
+    if run.task == "backcopy":
+        signatures = lambda model, seed: task_signatures(Path(model), run, options.n, seed)  # noqa: E731
+    else:
+        signatures = collapse.text_signatures(options.n, options.length, "heldout", options.batch_size)
+    points, shares = collapse.walk_with_shares(chain, options.seed, options.n_triples, run.name, signatures, options.spread_seeds)
+    rows = task_row_shares(run, folders[0], folders[-1]) if run.task == "backcopy" else None
+    return Series(run.name, group, kind, points, shares, training_facts(run), rows)
+
+
+def suite(steps: int, seeds, options: Options = Options(), sink_steps: int | None = None, retrain: bool = False) -> list[Series]:
+    """The chapter's default series: the natural-text suite (``steps`` each), then the search's winner and its control
+    (their own step counts, or ``sink_steps``), every one with each of ``seeds``."""
+    from ..engine import training
+    from .sink_search import SUITE_TRIALS, with_seed
+
+    out = []
+    for run in training.suite(steps, seeds, options.length):
+        params = training.parameter_count(run)
+        out.append(trained_series(run, f"text, size {run.size} ({params / 1e6:.2f} M parameters)", "text suite", options, retrain))
+    for kind, trial in SUITE_TRIALS.items():
+        for seed in seeds:
+            t = with_seed(trial, seed)
+            run = t.run if sink_steps is None else replace(t.run, steps=sink_steps)
+            out.append(trained_series(run, f"{trial.label} ({kind})", kind, options, retrain))
+    return out
+
+
+def given_series(model: str, revisions=None, options: Options = Options()) -> Series:
+    """A checkpoint series named on the command line: a Hub id (its revisions) or comma-separated folders."""
+    from ..engine import checkpoints
+
+    chain = checkpoints.series(model, revisions or None)
+    checkpoints.check_reachable(chain)
+    label = checkpoints.series_name(model)
+    signatures = collapse.text_signatures(options.n, options.length, "heldout", options.batch_size)
+    points, shares = collapse.walk_with_shares(chain, options.seed, options.n_triples, label, signatures, options.spread_seeds)
+    return Series(label, label, "checkpoints", points, shares)
+
+
+def endpoints(models, options: Options = Options()) -> dict[str, Endpoint]:
+    """Each model's :class:`Endpoint` (the three terms only where its sink set has more than one key)."""
+    out = {}
+    for name in models:
+        reading = collapse.endpoint(name, 0, options.seed, n=options.n, length=options.length, n_triples=options.n_triples,
+                                    batch_size=options.batch_size)
+        spread = collapse.endpoint_spread(name, n=options.n, length=options.length, batch_size=options.batch_size)
+        terms = None
+        if reading["facts"]["sink_size"] > 1:
+            terms = collapse.endpoint_terms(name, 0, options.seed, n=options.n, length=options.length, batch_size=options.batch_size)
+        out[name] = Endpoint(name, reading, spread, terms)
+    return out
+
+
+@dataclass(frozen=True)
+class CollapseResult:
+    """The chapter's results file: its series, endpoints, the predictor's outcomes and Figure 5a's other points."""
+
+    mode: str
+    first_row: int
+    series: list
+    endpoints: dict
+    predictor_v2: list = field(default_factory=list)
+    figure5a_measurement: dict = field(default_factory=dict)
+    paper_pythia_shares: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {"mode": self.mode, "first_row": self.first_row, "split": "heldout",
+                "series": [s.to_json() for s in self.series], "endpoints": {k: e.to_json() for k, e in self.endpoints.items()},
+                "predictor_v2": self.predictor_v2, "figure5a_measurement": self.figure5a_measurement,
+                "paper_pythia_shares": self.paper_pythia_shares}
+
+    @classmethod
+    def from_json(cls, data: dict) -> CollapseResult:
+        return cls(data["mode"], data["first_row"], [Series.from_json(s) for s in data["series"]],
+                   {k: Endpoint.from_json(e) for k, e in data["endpoints"].items()}, data.get("predictor_v2", []),
+                   data.get("figure5a_measurement", {}), data.get("paper_pythia_shares", {}))
+
+
+def endpoint_models(endpoints: str) -> tuple[list[str], list[str]]:
+    """The chapter's ``endpoints`` parameter as ``(models to measure, defaults not installed here)``: ``defaults`` means
+    the offline defaults that are installed (in Colab: none, unless installed), else a comma-separated list."""
+    from ..engine.registry import REGISTRY
+
+    if endpoints == "defaults":
+        installed = [name for name, entry in REGISTRY.items() if entry.installed()]
+        return installed, [name for name in REGISTRY if name not in installed]
+    return [m.strip() for m in endpoints.split(",") if m.strip()], []
+
+
+def predictor_outcomes(series, curves: dict, spec: dict) -> list[dict]:
+    """The frozen predictor's verdict (:func:`attncoda.studies.collapse.predictor_outcome`) on every checkpoint of every series."""
+    from .predictor import explain
+
+    out = []
+    for s in series:
+        for p in s.points:
+            r = collapse.predictor_outcome(p, p["facts"], curves, spec)
+            out.append({"run": s.name, "step": p["step"], "signature sink mass": p["signature_sink_mass"], "outcome": r["outcome"],
+                        "mean |dev.| (points)": r["mean_abs_deviation_points"], "why": explain(r, spec)})
+    return out
+
+
+def figure5a_points(series, ends: dict, measured: dict) -> dict[str, list[tuple[float, float]]]:
+    """Figure 5a's groups of ``(signature sink mass, JS reversal rate)``: each kind of series, the endpoints at
+    initialization and trained, and the measurement chapter's models (``measured``: name → its two means)."""
+    points: dict[str, list] = {}
+    for s in series:
+        points.setdefault(f"{s.kind}, checkpoints", []).extend((p["signature_sink_mass"], p["reversal"]["js"]) for p in s.points)
+    if ends:
+        points["defaults at initialization"] = [(e.reading["init"]["signature_sink_mass"], e.reading["init"]["reversal"]["js"]) for e in ends.values()]
+        points["defaults trained (seed 0)"] = [(e.reading["trained"]["signature_sink_mass"], e.reading["trained"]["reversal"]["js"]) for e in ends.values()]
+    if measured:
+        points["measurement chapter (mean of 3 seeds)"] = [(v["signature_sink_mass"], v["js"]) for v in measured.values()]
+    return points
