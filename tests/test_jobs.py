@@ -1,27 +1,45 @@
 """Parallel builds: the chapters' jobs, computed in processes or on a Dask cluster, give the serial build's bits."""
 
 from collections import Counter
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
 from attncoda.base.protocol import SEEDS
 from attncoda.engine.registry import REGISTRY
-from attncoda.engine.training import SUITE_SEEDS, SUITE_SIZES
-from attncoda.face.jobs import Job, plan, run_all, run_job, store
+from attncoda.engine.training import SUITE_SEEDS, SUITE_SIZES, SuiteRun
+from attncoda.face.jobs import Job, _parameters, plan, run_all, run_job, store
+from attncoda.studies.collapse import endpoint_samples
+from attncoda.studies.collapse_suite import endpoint_models, suite_runs
+from attncoda.studies.sink_search import SUITE_TRIALS
 
 
 def test_the_plan_holds_every_job_the_chapters_look_up_once():
     jobs = plan("full")
     assert len(jobs) == len(set(jobs))
     kinds = Counter(j.kind for j in jobs)
-    assert kinds["suite_run"] == len(SUITE_SIZES) * len(SUITE_SEEDS)
-    assert kinds["init_signatures"] == len(REGISTRY)
+    assert kinds["suite_run"] == (len(SUITE_SIZES) + len(SUITE_TRIALS)) * len(SUITE_SEEDS)
+    installed, _ = endpoint_models("defaults")  # the chapter measures the endpoints installed here, and so does the plan
+    assert kinds["init_signatures"] == len(installed) * len(endpoint_samples())
     assert kinds["head_distances"] == sum(1 for e in REGISTRY.values() if not e.causal)
     measurement = (("batch_size", 8), ("length", 128), ("n", 64))
     assert all(Job("signatures", m, s, measurement) in jobs for m in REGISTRY for s in SEEDS)
     small = plan("small")
-    assert all(dict(j.options).get("length") == 24 for j in small)
+    assert all(dict(j.options).get("length") == 24 for j in small if j.kind != "suite_run")
+    runs = {j.model: dict(j.options) for j in small if j.kind == "suite_run"}
+    assert runs == {run.name: asdict(run) for run, _, _ in suite_runs(4, SUITE_SEEDS, 24, 4)}  # the chapter's own runs
+
+
+def test_the_plan_follows_each_chapter_s_own_jobs():
+    from attncoda.face.chapters import CHAPTERS
+
+    assert all(c.jobs for c in CHAPTERS.values() if c.per_model), "a model chapter says what it looks up"
+    jobs = plan("full")
+    for c in CHAPTERS.values():
+        params = {**_parameters(c.key, "full")}
+        for kind, model, seed, options in c.job_list(params):
+            assert Job(kind, model, int(seed), tuple(sorted(options.items()))) in jobs
 
 
 JOB_DIRS = ("signatures", "head_distances", "suite")
@@ -55,7 +73,7 @@ def test_processes_and_a_dask_cluster_write_the_serial_cache_and_results_byte_fo
     llama, bert = str(save_tiny("llama", tmp_path / "llama")), str(save_tiny("bert", tmp_path / "bert"))
     small = (("batch_size", 2), ("length", 24), ("n", 4))
     jobs = [Job("signatures", llama, 0, small), Job("signatures", llama, 1, small), Job("init_signatures", llama, 0, small),
-            Job("head_distances", bert, 0, small), Job("suite_run", "neox-s-seed0", 0, (("length", 24), ("size", "s"), ("steps", 2)))]
+            Job("head_distances", bert, 0, small), Job("suite_run", "neox-s-seed0", 0, tuple(sorted(asdict(SuiteRun("s", 64, 4, 4, seed=0, steps=2, length=24)).items())))]
 
     def chapter_results(cache: str) -> bytes:
         monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / cache))

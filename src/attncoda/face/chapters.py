@@ -42,6 +42,16 @@ class Chapter:
     colab_model: str | None = None  # what the chapter measures in Colab when model is left at its offline default
     part: str = "Pretrained models"  # the part of the book's table of contents it belongs to
     parent: str | None = None  # the chapter whose section it is (a sub-page in the table of contents)
+    jobs: str | None = None  # "module:function" giving the cache lookups the chapter makes for its parameters (parallel builds)
+
+    def job_list(self, params: dict) -> list[tuple]:
+        """The chapter's ``(kind, model, seed, options)`` cache lookups for ``params`` (its notebook's parameters)."""
+        if not self.jobs:
+            return []
+        import importlib
+
+        module, function = self.jobs.split(":")
+        return getattr(importlib.import_module(module), function)(params)
 
 
 GPT2 = "openai-community/gpt2"
@@ -73,10 +83,12 @@ CHAPTERS: dict[str, Chapter] = {
             default_model="defaults",
             small={"seeds": [0], "n": 4, "length": 24, "n_triples": 2000, "batch_size": 2},
             colab_model=GPT2,
+            jobs="attncoda.studies.measurement:jobs",
         ),
         *(
             Chapter(key, notebook, title, per_model=True, default_model="defaults",
-                    small={"seeds": [0], "n": 4, "length": 24, "n_triples": 2000, "batch_size": 2}, colab_model=GPT2, parent="measurement")
+                    small={"seeds": [0], "n": 4, "length": 24, "n_triples": 2000, "batch_size": 2}, colab_model=GPT2, parent="measurement",
+                    jobs="attncoda.studies.measurement:jobs")
             for key, notebook, title in (
                 ("measurement-layers", "03b_layer_collapse", "Layer-wise collapse (Figure 4)"),
                 ("measurement-audits", "03c_audits", "Audits (Tables 5-8)"),
@@ -93,6 +105,7 @@ CHAPTERS: dict[str, Chapter] = {
             test_family="gpt_neox",
             series=True,
             colab_model="EleutherAI/pythia-70m",
+            jobs="attncoda.studies.collapse_suite:jobs",
         ),
         Chapter(
             "clustering",
@@ -103,6 +116,7 @@ CHAPTERS: dict[str, Chapter] = {
             small={"n": 4, "length": 24, "batch_size": 2, "signature_n": 4},
             test_family="bert",
             colab_model="google-bert/bert-base-uncased",
+            jobs="attncoda.studies.clustering:jobs",
         ),
         Chapter(
             "pruning",
@@ -112,6 +126,7 @@ CHAPTERS: dict[str, Chapter] = {
             default_model="causal",
             small={"seeds": [0, 1], "random_draws": 2, "random_draws_smallest": 2, "n_windows": 2, "length": 24, "signature_n": 4},
             colab_model=GPT2,
+            jobs="attncoda.studies.pruning:jobs",
         ),
         Chapter("reproducibility", "09_reproducibility", "Reproducibility", writes_results=False, part="About this book"),
     )

@@ -7,8 +7,10 @@ cache files it produced and this process writes them (atomically) into its own c
 machines need no shared disk. The chapters then run one after another and find everything cached, exactly as in
 a serial build: their results files are the serial build's, byte for byte (a test checks it).
 
-The jobs are read from the chapters' own parameter cells (and the profile's overrides), so they are the very
-computations the chapters will look up. The pruning chapter's perplexity evaluations stay in the chapter.
+Each chapter of the registry names the function that lists its lookups (``Chapter.jobs``: e.g.
+:func:`attncoda.studies.collapse_suite.jobs`), which shares its choice of models and runs with the chapter's own code;
+it is called with the chapter's parameter cell (and the profile's overrides), so the jobs are the very computations
+the chapters will look up. The pruning chapter's perplexity evaluations stay in the chapter.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from ..base.paths import cache_dir, repo_root
 
 @dataclass(frozen=True)
 class Job:
-    """One unit of work: ``kind`` is signatures, init_signatures, head_distances or suite_run."""
+    """One unit of work: ``kind`` is signatures, init_signatures, head_distances or suite_run (its options are the
+    :class:`~attncoda.engine.training.SuiteRun`'s fields)."""
 
     kind: str
     model: str
@@ -45,37 +48,16 @@ def _parameters(key: str, profile: str) -> dict:
 
 
 def plan(profile: str = "full") -> list[Job]:
-    """Every job the book's chapters will look up in the cache, on their default models, without duplicates."""
-    from ..engine.registry import REGISTRY
-    from ..engine.training import suite
+    """Every cache lookup the book's chapters make on their default parameters (each chapter's own ``jobs``, the
+    function its code computes them with), without duplicates."""
+    from .chapters import CHAPTERS
 
     jobs: list[Job] = []
-
-    def add(kind, model, seed, **options):
-        job = Job(kind, model, int(seed), tuple(sorted(options.items())))
-        if job not in jobs:
-            jobs.append(job)
-
-    m = _parameters("measurement", profile)
-    for name in REGISTRY:
-        for seed in m["seeds"]:
-            add("signatures", name, seed, n=m["n"], length=m["length"], batch_size=m["batch_size"])
-    c = _parameters("collapse", profile)
-    for run in suite(c["steps"], tuple(c["suite_seeds"]), c["length"]):
-        add("suite_run", run.name, run.seed, size=run.size, steps=run.steps, length=run.length)
-    endpoint_models = list(REGISTRY) if c["endpoints"] == "defaults" else [e.strip() for e in c["endpoints"].split(",") if e.strip()]
-    for name in endpoint_models:
-        add("signatures", name, c["seed"], n=c["n"], length=c["length"], batch_size=c["batch_size"])
-        add("init_signatures", name, c["seed"], n=c["n"], length=c["length"], batch_size=c["batch_size"])
-    k = _parameters("clustering", profile)
-    for name in [n for n, e in REGISTRY.items() if not e.causal]:
-        add("head_distances", name, k["seed"], n=k["n"], length=k["length"], batch_size=k["batch_size"])
-    for name in REGISTRY:
-        add("signatures", name, 0, n=k["signature_n"], length=k["length"], batch_size=8)
-    p = _parameters("pruning", profile)
-    for name in [n for n, e in REGISTRY.items() if e.causal]:
-        for seed in p["seeds"]:
-            add("signatures", name, seed, n=p["signature_n"], length=p["length"], batch_size=8)
+    for chapter in CHAPTERS.values():
+        for kind, model, seed, options in chapter.job_list(_parameters(chapter.key, profile)):
+            job = Job(kind, model, int(seed), tuple(sorted(options.items())))
+            if job not in jobs:
+                jobs.append(job)
     return jobs
 
 
@@ -95,7 +77,8 @@ def run_job(job: Job, threads: int | None = None) -> dict[str, bytes]:
         from ..engine.initialization import init_signatures
         from ..engine.signatures import cache_path
 
-        sig = init_signatures(job.model, 0, job.seed, n=options["n"], length=options["length"], batch_size=options["batch_size"])
+        sig = init_signatures(job.model, options.get("init_seed", 0), job.seed, n=options["n"], length=options["length"],
+                              batch_size=options["batch_size"])
         files = [cache_path(sig.meta)]
     elif job.kind == "head_distances":
         from ..engine import head_distances as hd_module
@@ -105,10 +88,11 @@ def run_job(job: Job, threads: int | None = None) -> dict[str, bytes]:
     elif job.kind == "suite_run":
         from ..engine import training
 
-        run = next(r for r in training.suite(options["steps"], (job.seed,), options["length"]) if r.size == options["size"])
+        run = training.SuiteRun(**options)
         training.train(run)
         files = sorted(p for p in run.folder().rglob("*") if p.is_file())
-        files.append(training.tokenizer_folder(run.vocab, run.corpus))
+        if run.task == "text":
+            files.append(training.tokenizer_folder(run.vocab, run.corpus))
     else:
         raise ValueError(f"unknown job kind {job.kind!r}")
     root = cache_dir()

@@ -16,6 +16,25 @@ HEAD_SET_THRESHOLD = 0.5
 CLUSTER_METRICS = ("js", "cosine", "euclidean", "content")
 
 
+def chosen_models(model: str) -> tuple[list[str], list[str]]:
+    """What the clustering chapter measures for its ``model`` parameter: ``(models clustered for Table 9, models of
+    Table 5)``; ``encoders`` means every offline encoder for Table 9 and every offline model for Table 5."""
+    from ..engine.registry import REGISTRY
+
+    if model == "encoders":
+        return [name for name, m in REGISTRY.items() if not m.causal], list(REGISTRY)
+    return [model], [model]
+
+
+def jobs(params: dict) -> list[tuple]:
+    """The cache lookups the clustering chapter makes: head distances of each clustered model, and seed-0 signatures
+    (``signature_n`` windows) of each Table 5 model, as ``(kind, model, seed, options)``."""
+    clustered, table5 = chosen_models(params["model"])
+    hd = {"n": params["n"], "length": params["length"], "batch_size": params["batch_size"]}
+    sig = {"n": params["signature_n"], "length": params["length"], "batch_size": 8}
+    return [("head_distances", name, params["seed"], hd) for name in clustered] + [("signatures", name, 0, sig) for name in table5]
+
+
 def head_sets(key_attention: np.ndarray, cls: int, sep, threshold: float = HEAD_SET_THRESHOLD) -> dict[str, dict]:
     """The [SEP]-, [CLS]- and sink-head sets: heads whose mean attention to those keys is at least ``threshold``.
 

@@ -236,6 +236,18 @@ ENDPOINT_WINDOW_SEEDS = (0, 1, 2)
 ENDPOINT_INIT_SEEDS = (0, 1, 2)
 
 
+def endpoint_samples(window_seeds=ENDPOINT_WINDOW_SEEDS, init_seeds=ENDPOINT_INIT_SEEDS) -> list[tuple[int, int]]:
+    """``(window seed, initialization seed)`` pairs of the resampled endpoint share: every window seed with the first
+    initialization seed, and every initialization seed with the first window seed.
+
+    Examples
+    --------
+    >>> endpoint_samples((0, 1, 2), (0, 1, 2))
+    [(0, 0), (1, 0), (2, 0), (0, 1), (0, 2)]
+    """
+    return list(dict.fromkeys([(w, init_seeds[0]) for w in window_seeds] + [(window_seeds[0], i) for i in init_seeds]))
+
+
 def endpoint_spread(model: str, window_seeds=ENDPOINT_WINDOW_SEEDS, init_seeds=ENDPOINT_INIT_SEEDS, n: int = N_WINDOWS,
                     length: int = WINDOW_LENGTH, batch_size: int = 8) -> dict:
     """The endpoint share resampled: every window seed with initialization seed 0, and every initialization seed with
@@ -243,9 +255,8 @@ def endpoint_spread(model: str, window_seeds=ENDPOINT_WINDOW_SEEDS, init_seeds=E
     from ..engine.initialization import init_signatures
     from ..engine.signatures import get_signatures
 
-    pairs = list(dict.fromkeys([(w, init_seeds[0]) for w in window_seeds] + [(window_seeds[0], i) for i in init_seeds]))
     samples = []
-    for w, i in pairs:
+    for w, i in endpoint_samples(window_seeds, init_seeds):
         a = entropy_means(init_signatures(model, i, w, n=n, length=length, batch_size=batch_size))
         b = entropy_means(get_signatures(model, w, n=n, length=length, batch_size=batch_size))
         samples.append({"window_seed": w, "init_seed": i, "share": drop_share(a, b)})

@@ -109,22 +109,25 @@ def trained_series(run, group: str, kind: str, options: Options = Options(), ret
     return Series(run.name, group, kind, points, shares, training_facts(run), rows)
 
 
-def suite(steps: int, seeds, options: Options = Options(), sink_steps: int | None = None, retrain: bool = False) -> list[Series]:
-    """The chapter's default series: the natural-text suite (``steps`` each), then the search's winner and its control
-    (their own step counts, or ``sink_steps``), every one with each of ``seeds``."""
+def suite_runs(steps: int, seeds, length: int = WINDOW_LENGTH, sink_steps: int | None = None) -> list[tuple]:
+    """``(run, group, kind)`` of every run of the chapter's suite: the natural-text suite (``steps`` each), then the
+    search's winner and its control (their own step counts, or ``sink_steps``), every one with each of ``seeds``."""
     from ..engine import training
     from .sink_search import SUITE_TRIALS, with_seed
 
     out = []
-    for run in training.suite(steps, seeds, options.length):
-        params = training.parameter_count(run)
-        out.append(trained_series(run, f"text, size {run.size} ({params / 1e6:.2f} M parameters)", "text suite", options, retrain))
+    for run in training.suite(steps, seeds, length):
+        out.append((run, f"text, size {run.size} ({training.parameter_count(run) / 1e6:.2f} M parameters)", "text suite"))
     for kind, trial in SUITE_TRIALS.items():
         for seed in seeds:
-            t = with_seed(trial, seed)
-            run = t.run if sink_steps is None else replace(t.run, steps=sink_steps)
-            out.append(trained_series(run, f"{trial.label} ({kind})", kind, options, retrain))
+            run = with_seed(trial, seed).run
+            out.append((run if sink_steps is None else replace(run, steps=sink_steps), f"{trial.label} ({kind})", kind))
     return out
+
+
+def suite(steps: int, seeds, options: Options = Options(), sink_steps: int | None = None, retrain: bool = False) -> list[Series]:
+    """Every series of :func:`suite_runs`, trained (or read from the cache) and walked."""
+    return [trained_series(run, group, kind, options, retrain) for run, group, kind in suite_runs(steps, seeds, options.length, sink_steps)]
 
 
 def given_series(model: str, revisions=None, options: Options = Options()) -> Series:
@@ -176,6 +179,24 @@ class CollapseResult:
         return cls(data["mode"], data["first_row"], [Series.from_json(s) for s in data["series"]],
                    {k: Endpoint.from_json(e) for k, e in data["endpoints"].items()}, data.get("predictor_v2", []),
                    data.get("figure5a_measurement", {}), data.get("paper_pythia_shares", {}))
+
+
+def jobs(params: dict) -> list[tuple]:
+    """The cache lookups the collapse chapter makes for its parameters (the suite's training runs, and the endpoints'
+    signatures and initialized twins on every sample :func:`attncoda.studies.collapse.endpoint_spread` takes), as
+    ``(kind, model, seed, options)``; a checkpoint series named on the command line is walked by the chapter itself."""
+    from dataclasses import asdict
+
+    out = []
+    if params["model"] == "suite":
+        for run, _, _ in suite_runs(params["steps"], params["suite_seeds"], params["length"], params.get("sink_steps") or None):
+            out.append(("suite_run", run.name, run.seed, asdict(run)))
+    options = {"n": params["n"], "length": params["length"], "batch_size": params["batch_size"]}
+    for name in endpoint_models(params["endpoints"])[0]:
+        for window_seed, init_seed in collapse.endpoint_samples():
+            out.append(("signatures", name, window_seed, options))
+            out.append(("init_signatures", name, window_seed, {**options, "init_seed": init_seed}))
+    return out
 
 
 def endpoint_models(endpoints: str) -> tuple[list[str], list[str]]:

@@ -163,6 +163,13 @@ def chosen_models(model: str) -> tuple[list[str], dict[str, str], dict[str, str]
     return [model], {}, {}
 
 
+def jobs(params: dict) -> list[tuple]:
+    """The cache lookups the measurement pages make for their parameters: ``(kind, model, seed, options)`` per model and seed."""
+    names, _, _ = chosen_models(params["model"])
+    options = {"n": params["n"], "length": params["length"], "batch_size": params["batch_size"]}
+    return [("signatures", name, seed, options) for name in names for seed in params["seeds"]]
+
+
 def measure_models(model: str, seeds=SEEDS, n: int = N_WINDOWS, length: int = WINDOW_LENGTH, n_triples: int = N_TRIPLES,
                    batch_size: int = 8) -> tuple[dict, dict, list[str]]:
     """:func:`measure` for every model :func:`chosen_models` names: ``(results by label, seconds by label, missing)``.

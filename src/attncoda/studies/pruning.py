@@ -20,6 +20,20 @@ SELECTION_METRICS = {"js": ("js", "drop"), "content": ("content", "keep"), "aitc
 """Selection metric → (row metric, convention): JS′ is dropped-row JS; d_A^⊥ is the same under both; total d_A keeps the sink."""
 
 
+def chosen_models(model: str) -> list[str]:
+    """What the pruning chapter prunes for its ``model`` parameter: ``causal`` means every offline causal model."""
+    from ..engine.registry import REGISTRY
+
+    return [n for n, m in REGISTRY.items() if m.causal] if model == "causal" else [model]
+
+
+def jobs(params: dict) -> list[tuple]:
+    """The signature lookups the pruning chapter makes (``signature_n`` windows per model and seed), as
+    ``(kind, model, seed, options)``; its perplexity evaluations stay in the chapter."""
+    options = {"n": params["signature_n"], "length": params["length"], "batch_size": 8}
+    return [("signatures", name, seed, options) for name in chosen_models(params["model"]) for seed in params["seeds"]]
+
+
 def target_count(sparsity: float, total: int) -> int:
     """Number of heads a sparsity prunes: ``round(sparsity · total)``."""
     if not 0 < sparsity < 1:
