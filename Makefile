@@ -57,6 +57,7 @@ bench: venv models
 	$(BIN)/python benchmarks/perplexity.py
 	$(BIN)/python benchmarks/audit.py
 	$(BIN)/python benchmarks/parallel_jobs.py
+	$(BIN)/python benchmarks/training_precision.py
 
 clean:
 	rm -rf _build

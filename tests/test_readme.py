@@ -44,6 +44,7 @@ NOT_RUN = {
     ".venv/bin/attncoda run collapse": "trains the collapse suite (23 minutes) where it is not cached",
     ".venv/bin/attncoda run collapse -p retrain true": "trains the collapse suite again (23 minutes)",
     ".venv/bin/attncoda book --jobs 2": "the whole book, in 2 processes",
+    ".venv/bin/python -m attncoda.studies.sink_search": "trains every configuration of the sink search (about an hour cold) and rewrites data/sink_search/trials.json",
 }
 
 
