@@ -137,3 +137,19 @@ def test_content_entropy_survives_tiny_content_mass():
     p = np.array([1 - 3e-300, 1e-300, 2e-300])
     assert ac.content_entropy(p) == pytest.approx(-(1 / 3) * np.log(1 / 3) - (2 / 3) * np.log(2 / 3), rel=1e-12)
     assert np.isnan(ac.content_entropy(np.array([1.0, 0.0, 0.0])))
+
+
+def test_every_public_math_function_documents_its_parameters_and_returns():
+    """numpydoc sections, as the API page renders them (a function without parameters needs only Returns)."""
+    import ast
+    from pathlib import Path
+
+    missing = []
+    for path in sorted((Path(__file__).parents[1] / "src" / "attncoda" / "math").glob("*.py")):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
+                doc = ast.get_docstring(node) or ""
+                needs = ["Returns\n-------"] + (["Parameters\n----------"] if node.args.args else [])
+                if not all(n in doc for n in needs):
+                    missing.append(f"{path.name}:{node.name}")
+    assert not missing, f"add numpydoc Parameters/Returns to: {missing}"

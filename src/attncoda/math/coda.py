@@ -87,6 +87,18 @@ def split_indices(sink: Sink, n_parts: int) -> tuple[np.ndarray, np.ndarray]:
     end); ``None`` means ``(0,)``. Raises ValueError for an empty sink set, an
     index out of range, a repeated index, or an empty content set.
 
+    Parameters
+    ----------
+    sink : int, sequence of int or None
+        Key indices of the sink set S (None: (0,)).
+    n_parts : int
+        Parts per row (D).
+
+    Returns
+    -------
+    tuple of ndarray
+        ``(S, C)``: sorted sink indices and the content indices.
+
     Examples
     --------
     >>> split_indices((0, -1), 4)
@@ -232,12 +244,36 @@ def clr(x) -> np.ndarray:
 
 
 def log_rows(p, eps: float) -> np.ndarray:
-    """``ln`` of the zero-replaced composition ``p`` (the shared start of every Aitchison quantity)."""
+    """``ln`` of the zero-replaced composition ``p`` (the shared start of every Aitchison quantity).
+
+    Parameters
+    ----------
+    p : array_like, shape (..., D)
+        Compositions, one per row of the last axis (each sums to 1).
+    eps : float, default 1e-6
+        Value given to exact zeros before a logarithm (:func:`replace_zeros`).
+
+    Returns
+    -------
+    ndarray, shape (..., D)
+        ``ln`` of the zero-replaced rows.
+    """
     return np.log(replace_zeros(p, eps))
 
 
 def check_pair(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Return ``a, b`` if their rows have the same number of parts and their leading axes broadcast; else one clear ValueError."""
+    """Return ``a, b`` if their rows have the same number of parts and their leading axes broadcast; else one clear ValueError.
+
+    Parameters
+    ----------
+    a, b : ndarray, shape (..., D)
+        Two stacks of rows (or their logs).
+
+    Returns
+    -------
+    tuple of ndarray
+        ``a, b`` unchanged, once their shapes are known to match.
+    """
     if a.shape[-1] != b.shape[-1]:
         raise ValueError(f"p and q have different numbers of parts ({a.shape[-1]} and {b.shape[-1]}); compare rows over the same keys")
     try:
@@ -455,6 +491,18 @@ def content_clr(lx: np.ndarray, content: np.ndarray) -> np.ndarray:
 
     Closure does not change clr, so this equals ``clr(𝒞 p_C)``; computing it from
     the logs of the kept row gives one code path for both conventions.
+
+    Parameters
+    ----------
+    lx : ndarray, shape (..., D)
+        Logs of the rows.
+    content : ndarray of int
+        Indices of the content parts C.
+
+    Returns
+    -------
+    ndarray, shape (..., len(C))
+        ``clr(𝒞 p_C)``.
     """
     return centre(lx[..., content])
 

@@ -48,6 +48,18 @@ def _xlogx_sum(x: np.ndarray) -> np.ndarray:
 def pair_distance_sums(rows: np.ndarray, metric: str) -> np.ndarray:
     """``(heads, heads)`` sums over positions of ``metric`` between every two heads' rows at the same position.
 
+    Parameters
+    ----------
+    rows : ndarray, shape (positions, heads, D)
+        Each head's row at each position.
+    metric : str
+        A metric of :data:`PAIR_METRICS`.
+
+    Returns
+    -------
+    ndarray, shape (heads, heads)
+        Sums over positions of the metric between two heads' rows.
+
     Examples
     --------
     >>> rows = np.array([[[0.5, 0.5], [1.0, 0.0]]])  # one position, two heads

@@ -88,6 +88,24 @@ def row_statistics(weights: np.ndarray, sink, causal: bool, eps: float = 1e-6, l
     ``0..t + K − Q``. Probability rows are taken as they come (float32 softmax output
     sums to 1 within about 1e-6); nothing is re-closed.
 
+    Parameters
+    ----------
+    weights : ndarray, shape (..., Q, K)
+        Attention maps: probabilities, or log-probabilities when ``logs``.
+    sink : int or sequence of int
+        Key indices of the sink set S (negative indices count from the end).
+    causal : bool
+        Whether query t sees only keys ``0..t + K − Q``.
+    eps : float, default 1e-6
+        Value given to exact zeros before a logarithm (:func:`replace_zeros`).
+    logs : bool
+        Whether ``weights`` holds log-probabilities.
+
+    Returns
+    -------
+    dict of str to ndarray
+        ``sink_mass``, ``entropy``, ``content_entropy`` and ``concentration``, each of shape (..., Q).
+
     Examples
     --------
     >>> stats = row_statistics(np.array([[0.5, 0.25, 0.25]]), sink=(0,), causal=False)

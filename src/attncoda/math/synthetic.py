@@ -20,18 +20,54 @@ WITNESS = {
 
 
 def witness() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The witness rows ``p, q, r`` as float64 arrays."""
+    """The witness rows ``p, q, r`` as float64 arrays.
+
+    Returns
+    -------
+    tuple of ndarray
+        The rows ``p, q, r`` of Theorem 1's witness, shape (3,) each.
+    """
     return tuple(np.array(WITNESS[k]) for k in "pqr")
 
 
 def sink_and_content(sink_masses, content: np.ndarray) -> np.ndarray:
-    """Rows ``(s, (1−s)·π)``: sink mass ``s`` at index 0, content composition ``π`` after it."""
+    """Rows ``(s, (1−s)·π)``: sink mass ``s`` at index 0, content composition ``π`` after it.
+
+    Parameters
+    ----------
+    sink_masses : array_like, shape (...,)
+        Sink mass of each row.
+    content : ndarray, shape (..., n)
+        Content compositions π.
+
+    Returns
+    -------
+    ndarray, shape (..., 1 + n)
+        Rows with the sink at index 0.
+    """
     s = np.asarray(sink_masses, dtype=np.float64)[..., None]
     return np.concatenate([s, (1.0 - s) * content], axis=-1)
 
 
 def sink_masses_around(rng: np.random.Generator, target: float, size, kappa: float = 50.0) -> np.ndarray:
-    """Sink masses ``~ Beta(κ·s, κ·(1 − s))``: mean ``s``, spread shrinking with ``κ``."""
+    """Sink masses ``~ Beta(κ·s, κ·(1 − s))``: mean ``s``, spread shrinking with ``κ``.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator or int
+        Random source, or a seed for one.
+    target : float
+        Mean sink mass, in (0, 1).
+    size : int or tuple
+        How many.
+    kappa : float
+        Concentration of the Beta law.
+
+    Returns
+    -------
+    ndarray
+        Sink masses ``~ Beta(κs, κ(1 − s))``.
+    """
     if not 0 < target < 1:
         raise ValueError(f"target sink mass must lie strictly between 0 and 1, got {target}")
     return rng.beta(kappa * target, kappa * (1.0 - target), size)
@@ -41,7 +77,22 @@ def sink_masses_around(rng: np.random.Generator, target: float, size, kappa: flo
 
 
 def simplex_positions(rng, n: int = 20_000, min_part: float = 0.004) -> np.ndarray:
-    """``n`` Dirichlet(1,1,1) draws with every part above ``min_part`` (rejection sampling)."""
+    """``n`` Dirichlet(1,1,1) draws with every part above ``min_part`` (rejection sampling).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator or int
+        Random source, or a seed for one.
+    n : int
+        Number of points.
+    min_part : float
+        Smallest part allowed.
+
+    Returns
+    -------
+    ndarray, shape (n, 3)
+        Points of the 3-part simplex.
+    """
     rng = np.random.default_rng(rng)
     kept = []
     count = 0
@@ -58,6 +109,20 @@ def reversal_region(q_positions: np.ndarray, metric: str = "cosine", sink=(0,)) 
 
     Returns ``keep`` and ``drop`` verdict arrays (``+1``: q closer, ``−1``: r
     closer, ``0``: tie) and ``reversed`` (both non-zero and different).
+
+    Parameters
+    ----------
+    q_positions : ndarray, shape (n, 3)
+        Candidate rows q.
+    metric : str
+        The metric judged.
+    sink : int or sequence of int, default (0,)
+        Key indices of the sink set S (negative indices count from the end).
+
+    Returns
+    -------
+    dict of str to ndarray
+        ``keep``, ``drop`` (verdicts) and ``reversed`` (bool), one per q.
     """
     from .verdicts import verdict
 
@@ -91,6 +156,28 @@ def layered_rows(
       randomly placed focus tokens, ``μ_ℓ² = (C_ℓ − (n−1)·noise_sd²)·n / (m(n−m))``.
 
     Returns an array ``(layers, n_rows, 1 + n_content)`` with the sink at index 0.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator or int
+        Random source, or a seed for one.
+    sink_masses, concentrations : array_like, shape (layers,)
+        Each layer's target sink mass s and content concentration C.
+    n_rows : int
+        Rows per layer.
+    n_content : int
+        Content parts n.
+    focus : int
+        Focus tokens per row (0: i.i.d. logits).
+    noise_sd : float
+        Logit noise around the focus bump.
+    kappa : float
+        Concentration of the sink-mass Beta law.
+
+    Returns
+    -------
+    ndarray, shape (layers, n_rows, 1 + n_content)
+        The rows, sink at index 0.
     """
     rng = np.random.default_rng(rng)
     s_targets = np.asarray(sink_masses, dtype=np.float64)
@@ -117,7 +204,20 @@ def layered_rows(
 
 
 def layer_summary(rows: np.ndarray, sink=(0,)) -> dict[str, np.ndarray]:
-    """Per-layer means of sink mass, entropy ``H``, content entropy ``H(π)`` and ``C_A^⊥``."""
+    """Per-layer means of sink mass, entropy ``H``, content entropy ``H(π)`` and ``C_A^⊥``.
+
+    Parameters
+    ----------
+    rows : ndarray, shape (layers, n_rows, D)
+        Rows of each layer.
+    sink : int or sequence of int, default (0,)
+        Key indices of the sink set S (negative indices count from the end).
+
+    Returns
+    -------
+    dict of str to ndarray
+        Per-layer means of ``sink_mass``, ``entropy``, ``content_entropy`` and ``concentration``.
+    """
     split = entropy_split(rows, sink)
     return {
         "sink_mass": split.sink_mass.mean(axis=-1),
@@ -135,6 +235,26 @@ def calibration_heads(rng, n_heads: int, n_content: int, alpha: float, sink_mass
 
     Each head: sink mass ``~ Beta(κs, κ(1−s))``, content ``π ~ Dirichlet(α·1_n)``;
     returns ``(n_heads, 1 + n_content)`` rows.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator or int
+        Random source, or a seed for one.
+    n_heads : int
+        Heads of the synthetic model.
+    n_content : int
+        Content parts n.
+    alpha : float
+        Dirichlet concentration of the content.
+    sink_mass : float
+        Mean sink mass s.
+    kappa : float
+        Concentration of the sink-mass Beta law.
+
+    Returns
+    -------
+    ndarray, shape (n_heads, 1 + n_content)
+        Head signatures, sink at index 0.
     """
     rng = np.random.default_rng(rng)
     content = rng.dirichlet(np.full(n_content, alpha), size=n_heads)

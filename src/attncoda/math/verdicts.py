@@ -151,6 +151,18 @@ def pairwise(metric: str | RowMetric, rows, convention: str = "keep", sink: Sink
 def verdict(d_pq, d_pr, larger_is_closer: bool) -> np.ndarray:
     """Is ``q`` or ``r`` closer to ``p``? ``+1`` q, ``−1`` r, ``0`` an exact tie (from the two distances or similarities).
 
+    Parameters
+    ----------
+    d_pq, d_pr : array_like
+        The metric between p and q, and between p and r.
+    larger_is_closer : bool
+        True for similarities (cosine), False for distances.
+
+    Returns
+    -------
+    ndarray of int8
+        ``+1`` where q is closer, ``−1`` where r is, ``0`` on an exact tie.
+
     Examples
     --------
     >>> verdict(0.2, 0.1, larger_is_closer=False).tolist()  # r is closer
@@ -161,7 +173,22 @@ def verdict(d_pq, d_pr, larger_is_closer: bool) -> np.ndarray:
 
 
 def closer_verdicts(dist: np.ndarray, triples: np.ndarray, larger_is_closer: bool) -> np.ndarray:
-    """:func:`verdict` for every triple ``(p, q, r)`` of a pairwise matrix."""
+    """:func:`verdict` for every triple ``(p, q, r)`` of a pairwise matrix.
+
+    Parameters
+    ----------
+    dist : ndarray, shape (H, H)
+        A pairwise matrix (:func:`pairwise`).
+    triples : ndarray, shape (n, 3)
+        Head indices ``(p, q, r)``.
+    larger_is_closer : bool
+        True for similarities, False for distances.
+
+    Returns
+    -------
+    ndarray of int8, shape (n,)
+        One :func:`verdict` per triple.
+    """
     p, q, r = triples[:, 0], triples[:, 1], triples[:, 2]
     return verdict(dist[p, q], dist[p, r], larger_is_closer)
 
@@ -182,6 +209,18 @@ class Reversal:
 
 def reversal_from_verdicts(metric: str, keep: np.ndarray, drop: np.ndarray) -> Reversal:
     """Reversal rate between two verdict arrays (ties in either are excluded and counted).
+
+    Parameters
+    ----------
+    metric : str
+        The metric's name (carried into the result).
+    keep, drop : ndarray of int8
+        The verdicts of the same triples under the two conventions.
+
+    Returns
+    -------
+    Reversal
+        The share of triples compared (no tie in either) whose verdict flips, with the counts.
 
     Examples
     --------
