@@ -63,3 +63,12 @@ def test_audit_bad_input_is_one_line(tiny_env, argv, message):
 def test_wilson_interval():
     lo, hi = wilson(0, 10)
     assert lo == 0 and 0 < hi < 0.35
+
+
+def test_the_report_is_a_typed_result_that_round_trips_through_its_json(tiny_env):
+    from attncoda.studies.audit import AuditReport, recommend, render
+
+    data = json.loads(_audit(tiny_env, "--model", str(tiny_env["llama"]), "--format", "json", "--seeds", "0", "1").stdout)
+    report = AuditReport.from_json(data)
+    assert report.to_json() == data and report.reversal.interval[0] <= report.reversal.rate <= report.reversal.interval[1]
+    assert recommend(report) == data["recommendation"] and report.model in render(report, "markdown")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -99,7 +100,67 @@ def sink_location(sig, top: int = 5) -> list[dict]:
     return [{"key": int(k), "mean_attention": float(mean[k])} for k in order]
 
 
-def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_TRIPLES, curves=None, spec=None) -> dict:
+@dataclass(frozen=True)
+class ReversalReading:
+    """The audited metric's keep-vs-drop reversal rate: mean over seeds, its 95 % interval and how it was made."""
+
+    rate: float
+    interval: tuple
+    interval_kind: str
+    per_seed: list
+    compared: int
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The frozen predictor's expectation for the audited metric, or its abstention with the reasons."""
+
+    version: int
+    predicted: float
+    abstain: bool
+    reasons: list
+    deviation_points: float
+    within_tolerance: bool
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    """Everything ``attncoda audit`` reports on one model; :meth:`to_json` is its ``--format json`` output."""
+
+    model: str
+    architecture: str
+    causal: bool
+    heads: int
+    length: int
+    windows_per_seed: int
+    seeds: list
+    signature_kind: str
+    metric: str
+    metric_label: str
+    sink: dict  # {"name", "keys"}
+    bos_prepended: bool
+    top_keys: list  # [{"key", "mean_attention"}], most attention first
+    row_sink_mass: float
+    signature_sink_mass: float
+    reversal: ReversalReading
+    prediction: Prediction | None
+    collapse_disagreement: float
+    eps_sweep: dict  # {"bit_identical", "exact_zeros"}
+    recommendation: str = ""
+
+    def to_json(self) -> dict:
+        out = asdict(self)
+        out["reversal"]["interval"] = list(self.reversal.interval)
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict) -> AuditReport:
+        fields = {**data, "reversal": ReversalReading(**{**data["reversal"], "interval": tuple(data["reversal"]["interval"])}),
+                  "prediction": Prediction(**data["prediction"]) if data.get("prediction") else None}
+        return cls(**fields)
+
+
+def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_TRIPLES, curves=None, spec=None) -> AuditReport:
     """The audit of one model from its signatures (one per seed): how often ``metric``'s closer-head verdicts flip
     between keeping and dropping the sink, with an interval, the frozen predictor's expectation and a recommendation.
 
@@ -153,31 +214,29 @@ def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_
     prediction = None
     if curves is not None and spec is not None and m.name in spec["metrics"]:
         pred = predictor.predict(curves, spec, s_sig, facts)
-        prediction = {"version": spec["version"], "predicted": pred["predicted"][m.name], "abstain": pred["abstain"], "reasons": pred["reasons"],
-                      "deviation_points": 100 * (mean - pred["predicted"][m.name]),
-                      "within_tolerance": abs(100 * (mean - pred["predicted"][m.name])) <= spec["tolerance_points"]}
-    report = {
-        "model": first.meta["model"], "architecture": first.meta["model_info"]["architecture"], "causal": facts["causal"],
-        "heads": int(np.prod(first.shape[:2])), "length": facts["length"], "windows_per_seed": first.meta["n"], "seeds": [s["seed"] for s in per_seed],
-        "signature_kind": first.default_kind, "metric": m.name, "metric_label": m.label, "sink": {"name": sink_name, "keys": list(keys)},
-        "bos_prepended": bool(first.meta["layout"]["bos_prepended"]), "top_keys": sink_location(first),
-        "row_sink_mass": float(np.mean([s["row_sink_mass"] for s in per_seed])), "signature_sink_mass": s_sig,
-        "reversal": {"rate": mean, "interval": list(interval), "interval_kind": interval_kind, "per_seed": rates,
-                     "compared": int(sum(s["reversal"]["compared"] for s in per_seed))},
-        "prediction": prediction,
-        "collapse_disagreement": float(np.mean([s["collapse_disagreement"] for s in per_seed])),
-        "eps_sweep": {"bit_identical": all(s["eps_sweep"]["all_identical"] for s in per_seed), "exact_zeros": int(sum(s["eps_sweep"]["exact_zeros"] for s in per_seed))},
-    }
-    report["recommendation"] = recommend(report)
-    return report
+        prediction = Prediction(spec["version"], pred["predicted"][m.name], pred["abstain"], pred["reasons"], 100 * (mean - pred["predicted"][m.name]),
+                                abs(100 * (mean - pred["predicted"][m.name])) <= spec["tolerance_points"])
+    report = AuditReport(
+        model=first.meta["model"], architecture=first.meta["model_info"]["architecture"], causal=facts["causal"],
+        heads=int(np.prod(first.shape[:2])), length=facts["length"], windows_per_seed=first.meta["n"], seeds=[s["seed"] for s in per_seed],
+        signature_kind=first.default_kind, metric=m.name, metric_label=m.label, sink={"name": sink_name, "keys": list(keys)},
+        bos_prepended=bool(first.meta["layout"]["bos_prepended"]), top_keys=sink_location(first),
+        row_sink_mass=float(np.mean([s["row_sink_mass"] for s in per_seed])), signature_sink_mass=s_sig,
+        reversal=ReversalReading(mean, tuple(interval), interval_kind, rates, int(sum(s["reversal"]["compared"] for s in per_seed))),
+        prediction=prediction,
+        collapse_disagreement=float(np.mean([s["collapse_disagreement"] for s in per_seed])),
+        eps_sweep={"bit_identical": all(s["eps_sweep"]["all_identical"] for s in per_seed),
+                   "exact_zeros": int(sum(s["eps_sweep"]["exact_zeros"] for s in per_seed))},
+    )
+    return replace(report, recommendation=recommend(report))
 
 
-def recommend(r: dict) -> str:
+def recommend(r: AuditReport) -> str:
     """A plain recommendation computed from the report's numbers."""
-    lo, hi = r["reversal"]["interval"]
-    metric, rate = r["metric_label"], 100 * r["reversal"]["rate"]
-    top = r["top_keys"][0]
-    sink_keys = set(r["sink"]["keys"])
+    lo, hi = r.reversal.interval
+    metric, rate = r.metric_label, 100 * r.reversal.rate
+    top = r.top_keys[0]
+    sink_keys = set(r.sink["keys"])
     where = ("" if top["key"] in sink_keys else
              f" Note: the key that takes the most attention is key {top['key']} ({top['mean_attention']:.2f} of it), which is not in your sink set {sorted(sink_keys)}; check the sink definition first.")
     if lo > 0.02:
@@ -189,36 +248,38 @@ def recommend(r: dict) -> str:
             f"either convention answers the same question here; still state which one you use.{where}")
 
 
-def render(r: dict, fmt: str = "text") -> str:
+
+
+def render(r: AuditReport, fmt: str = "text") -> str:
     """The report as plain text, Markdown or JSON."""
     if fmt == "json":
-        return json.dumps(r, indent=1)
+        return json.dumps(r.to_json(), indent=1)
     if fmt not in ("text", "markdown"):
         raise ValueError(f"unknown format {fmt!r}; use text, markdown or json")
-    lo, hi = r["reversal"]["interval"]
-    top = ", ".join(f"key {t['key']}: {t['mean_attention']:.3f}" for t in r["top_keys"])
-    p = r["prediction"]
+    lo, hi = r.reversal.interval
+    top = ", ".join(f"key {t['key']}: {t['mean_attention']:.3f}" for t in r.top_keys)
+    p = r.prediction
     if p is None:
         pred = "no prediction (the frozen predictor covers cosine, js, euclidean and hellinger)"
-    elif p["abstain"]:
-        pred = f"v{p['version']} abstains: " + "; ".join(p["reasons"])
+    elif p.abstain:
+        pred = f"v{p.version} abstains: " + "; ".join(p.reasons)
     else:
-        pred = (f"v{p['version']} predicts {100 * p['predicted']:.1f} %; observed {100 * r['reversal']['rate']:.1f} % "
-                f"({p['deviation_points']:+.1f} points, {'within' if p['within_tolerance'] else 'outside'} its tolerance)")
-    sweep = ("bit-identical verdicts" if r["eps_sweep"]["bit_identical"] else "verdicts moved") + f" ({r['eps_sweep']['exact_zeros']} exact zeros met)"
+        pred = (f"v{p.version} predicts {100 * p.predicted:.1f} %; observed {100 * r.reversal.rate:.1f} % "
+                f"({p.deviation_points:+.1f} points, {'within' if p.within_tolerance else 'outside'} its tolerance)")
+    sweep = ("bit-identical verdicts" if r.eps_sweep["bit_identical"] else "verdicts moved") + f" ({r.eps_sweep['exact_zeros']} exact zeros met)"
     lines = [
-        ("model", f"{r['model']} ({r['architecture']}, {'causal' if r['causal'] else 'bidirectional'}, {r['heads']} heads)"),
-        ("sample", f"{r['windows_per_seed']} windows of {r['length']} tokens per seed, seeds {r['seeds']}; {r['signature_kind']}-path signatures"),
-        ("sink set", f"{r['sink']['name']}: keys {r['sink']['keys']}" + ("" if not r["causal"] else " (a BOS token is prepended)" if r["bos_prepended"] else " (no BOS token: key 0 is an ordinary token)")),
+        ("model", f"{r.model} ({r.architecture}, {'causal' if r.causal else 'bidirectional'}, {r.heads} heads)"),
+        ("sample", f"{r.windows_per_seed} windows of {r.length} tokens per seed, seeds {r.seeds}; {r.signature_kind}-path signatures"),
+        ("sink set", f"{r.sink['name']}: keys {r.sink['keys']}" + ("" if not r.causal else " (a BOS token is prepended)" if r.bos_prepended else " (no BOS token: key 0 is an ordinary token)")),
         ("where attention goes", top),
-        ("sink mass", f"rows {r['row_sink_mass']:.3f}; signatures {r['signature_sink_mass']:.3f}"),
-        (f"reversal ({r['metric_label']})", f"{100 * r['reversal']['rate']:.1f} % of closer-head verdicts flip (95 % interval {100 * lo:.1f}-{100 * hi:.1f} %; {r['reversal']['interval_kind']})"),
+        ("sink mass", f"rows {r.row_sink_mass:.3f}; signatures {r.signature_sink_mass:.3f}"),
+        (f"reversal ({r.metric_label})", f"{100 * r.reversal.rate:.1f} % of closer-head verdicts flip (95 % interval {100 * lo:.1f}-{100 * hi:.1f} %; {r.reversal.interval_kind})"),
         ("frozen predictor", pred),
-        ("layer-wise collapse", f"H and H(pi) move in opposite directions on {100 * r['collapse_disagreement']:.0f} % of adjacent-layer transitions"),
+        ("layer-wise collapse", f"H and H(pi) move in opposite directions on {100 * r.collapse_disagreement:.0f} % of adjacent-layer transitions"),
         ("eps sweep (probability path)", sweep),
     ]
     if fmt == "markdown":
         body = "\n".join(f"| {k} | {v} |" for k, v in lines)
-        return f"## Convention audit: {r['model']}\n\n| | |\n|---|---|\n{body}\n\n**Recommendation.** {r['recommendation']}\n"
+        return f"## Convention audit: {r.model}\n\n| | |\n|---|---|\n{body}\n\n**Recommendation.** {r.recommendation}\n"
     width = max(len(k) for k, _ in lines)
-    return "\n".join(f"{k:<{width}}  {v}" for k, v in lines) + f"\n\nrecommendation: {r['recommendation']}\n"
+    return "\n".join(f"{k:<{width}}  {v}" for k, v in lines) + f"\n\nrecommendation: {r.recommendation}\n"
