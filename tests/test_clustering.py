@@ -99,3 +99,18 @@ def test_table9_content_taxonomy_is_the_same_under_both_conventions():
     rows = clustering.table9(distances, clustering.head_sets(att, 0, [4], threshold=0.3))
     assert all(r["content_cross_ari"] == 1.0 for r in rows)
     assert all(0 < r["js_largest_keep"] <= 1 for r in rows)
+
+
+def test_table9_rows_are_typed_and_keep_the_results_file_s_flat_form():
+    from attncoda.studies.clustering import Table9Row, table9
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(12, 3))
+    d = np.sqrt(((x[:, None] - x[None]) ** 2).sum(-1))
+    distances = {m: {"keep": d, "drop": d} for m in ("js", "cosine", "euclidean", "content")}
+    sets = {"sep": {"members": [0, 1, 2]}, "cls": {"members": []}}
+    rows = table9(distances, sets, ks=(2, 3))
+    flat = rows[0].to_json()
+    assert flat["K"] == 2 and flat["js_cross_ari"] == 1.0 and "content_sep_jaccard_drop" in flat
+    assert [Table9Row.from_json(r.to_json()) for r in rows] == rows
+    assert rows[1].jaccard["js"]["sep"]["keep"] == rows[1].to_json()["js_sep_jaccard_keep"]

@@ -6,6 +6,8 @@ head's mean attention per key; clusters with :mod:`.taxonomy` (one home for clus
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..base.protocol import CLUSTERING_KS
@@ -76,24 +78,55 @@ def dissimilarity(matrix: np.ndarray) -> np.ndarray:
     return d
 
 
-def table9(distances: dict[str, dict[str, np.ndarray]], sets: dict[str, dict], ks=CLUSTERING_KS) -> list[dict]:
+@dataclass(frozen=True)
+class Table9Row:
+    """Table 9 at one K: each metric's between-convention ARI (``cross_ari[metric]``), the share of heads in its
+    largest cluster (``largest[metric][convention]``), and each head set's best Jaccard
+    (``jaccard[metric][set][convention]``). :meth:`to_json` is the results file's flat row."""
+
+    K: int
+    cross_ari: dict
+    largest: dict
+    jaccard: dict
+
+    def to_json(self) -> dict:
+        row = {"K": self.K}
+        for metric in self.cross_ari:
+            row[f"{metric}_cross_ari"] = self.cross_ari[metric]
+            for c in ("keep", "drop"):
+                row[f"{metric}_largest_{c}"] = self.largest[metric][c]
+            for name, by_convention in self.jaccard[metric].items():
+                for c in ("keep", "drop"):
+                    row[f"{metric}_{name}_jaccard_{c}"] = by_convention[c]
+        return row
+
+    @classmethod
+    def from_json(cls, row: dict) -> Table9Row:
+        metrics = [k.removesuffix("_cross_ari") for k in row if k.endswith("_cross_ari")]
+        jaccard = {m: {} for m in metrics}
+        for key, value in row.items():
+            for m in metrics:
+                if key.startswith(f"{m}_") and "_jaccard_" in key:
+                    name, c = key[len(m) + 1 :].split("_jaccard_")
+                    jaccard[m].setdefault(name, {})[c] = value
+        return cls(int(row["K"]), {m: row[f"{m}_cross_ari"] for m in metrics},
+                   {m: {c: row[f"{m}_largest_{c}"] for c in ("keep", "drop")} for m in metrics}, jaccard)
+
+
+def table9(distances: dict[str, dict[str, np.ndarray]], sets: dict[str, dict], ks=CLUSTERING_KS) -> list[Table9Row]:
     """For each K: between-convention ARI of every metric's taxonomy, the share of heads in its largest cluster
-    under each convention (average linkage can leave one giant cluster and a few singletons, and two such
-    partitions agree by ARI whatever happens among the few), and each head set's best Jaccard under keep and drop."""
+    under each convention, and each head set's best Jaccard under keep and drop (:class:`Table9Row`)."""
     from sklearn.metrics import adjusted_rand_score
 
     rows = []
     for k in ks:
-        row = {"K": int(k)}
+        cross, largest, jaccard = {}, {}, {}
         for metric in CLUSTER_METRICS:
             labels = {c: clusters(dissimilarity(distances[metric][c]), k) for c in ("keep", "drop")}
-            row[f"{metric}_cross_ari"] = float(adjusted_rand_score(labels["keep"], labels["drop"]))
-            for c in ("keep", "drop"):
-                row[f"{metric}_largest_{c}"] = float(np.bincount(labels[c]).max() / len(labels[c]))
-            for name, s in sets.items():
-                for c in ("keep", "drop"):
-                    row[f"{metric}_{name}_jaccard_{c}"] = best_jaccard(labels[c], s["members"])
-        rows.append(row)
+            cross[metric] = float(adjusted_rand_score(labels["keep"], labels["drop"]))
+            largest[metric] = {c: float(np.bincount(labels[c]).max() / len(labels[c])) for c in ("keep", "drop")}
+            jaccard[metric] = {name: {c: best_jaccard(labels[c], s["members"]) for c in ("keep", "drop")} for name, s in sets.items()}
+        rows.append(Table9Row(int(k), cross, largest, jaccard))
     return rows
 
 
