@@ -56,8 +56,8 @@ def test_every_analysis_runs_on_imported_patterns(captured):
     _, attentions = captured
     sig = signatures_from_patterns(attentions)
     entry = measure_signatures(sig, 0, n_triples=200)
-    assert entry["reversal"]["content"]["reversed"] == 0 and entry["signature_kind"] == "aitchison"
-    assert audit([sig], "js", None, 200)["sink"]["keys"] == [0]
+    assert entry.reversal["content"].reversed == 0 and entry.signature_kind == "aitchison"
+    assert audit([sig], "js", None, 200).sink["keys"] == [0]
 
 
 @pytest.mark.parametrize("bad, message", [

@@ -82,7 +82,7 @@ def test_transformer_lens_cache_gives_the_signatures_of_its_patterns_and_of_our_
     same_signatures(from_cache, from_arrays, rtol=0, atol=0)  # the same patterns, bit for bit
     ours = measure_signatures(from_cache, 0, n_triples=500)
     theirs = measure_signatures(from_arrays, 0, n_triples=500)
-    assert ours["reversal"] == theirs["reversal"] and ours["signature_sink_mass"] == theirs["signature_sink_mass"]
+    assert ours.reversal == theirs.reversal and ours.signature_sink_mass == theirs.signature_sink_mass
     captured, _ = own_capture(folder, ids)
     same_signatures(from_cache, captured, **FLOAT32)
 

@@ -29,6 +29,19 @@ def fmt(x, digits: int = 2) -> str:
     return "—" if x is None or x != x else f"{x:.{digits}f}"
 
 
+def pct(ms) -> str:
+    """A mean ± sd (a :class:`~attncoda.studies.measurement_results.MeanSd`, or anything with ``mean`` and ``sd``) of a
+    rate, in percent with one decimal.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> pct(SimpleNamespace(mean=0.1234, sd=0.0056))
+    '12.3 ± 0.6'
+    """
+    return f"{100 * ms.mean:.1f} ± {100 * ms.sd:.1f}"
+
+
 def plural(count: int, word: str, many: str | None = None) -> str:
     """``count`` and ``word``, in the plural when ``count`` is not 1.
 

@@ -16,19 +16,17 @@ from ..math.verdicts import sample_triples
 from .content_geometry import rival_geometry, small_part_share
 from .profiles import collapse_disagreement, layer_profile
 from .redundancy import sink_set_stakes, temperature_stakes
-from .reversal import (CLASSICAL, REVERSAL_METRICS, SWEEP_METRICS, eps_sweep, find_witness_triple, lemma1_residual,
-                       reversal_summary, signature_sink_mass, verdict_table)
+from ..math.verdicts import reversal_from_verdicts
+from .reversal import (CLASSICAL, REVERSAL_METRICS, SWEEP_METRICS, eps_sweep, find_witness_triple, lemma1_residual, signature_sink_mass,
+                       verdict_table)
+from .measurement_results import (ContentAudit, EpsSweep, Measurement, MeanSd, PathReading, PathSummary, SeedMeasure, SinkSetStakes,
+                                  Summary, TemperatureStakes, Witness)
 from .taxonomy import taxonomy_stability
 
 PROTOCOL_FIELDS = ("corpus", "corpus_attribution", "n", "length", "batch_size", "eps_values", "default_sink", "sink_sets", "layout", "causal", "log_path")
 
 
-def mean_sd(values) -> dict:
-    """``{"mean", "sd"}`` of a list (sd with ddof = 1; 0 for a single value)."""
-    return {"mean": float(np.mean(values)), "sd": float(np.std(values, ddof=1)) if len(values) > 1 else 0.0}
-
-
-def measure_signatures(sig, seed: int, n_triples: int = N_TRIPLES, details: bool = True) -> dict:
+def measure_signatures(sig, seed: int, n_triples: int = N_TRIPLES, details: bool = True) -> SeedMeasure:
     """Every number of one seed's signatures; ``details`` adds the seed-0 tables (5-8) and the witness triple.
 
     Parameters
@@ -45,7 +43,7 @@ def measure_signatures(sig, seed: int, n_triples: int = N_TRIPLES, details: bool
 
     Returns
     -------
-    dict
+    SeedMeasure
         Sink masses, the keep-vs-drop reversal rate of each metric (log-softmax and probability paths), the ε sweep,
         Lemma 1's largest residual, the layer profile and, with ``details``, the tables.
     """
@@ -57,67 +55,62 @@ def measure_signatures(sig, seed: int, n_triples: int = N_TRIPLES, details: bool
     sweep_tables = {e: verdict_table(sig.heads("aitchison", e), SWEEP_METRICS, triples, sink, e) for e in sig.meta["eps_values"]}
     probability_rows = sig.heads("aitchison", eps)
     profile = layer_profile(sig)
-    entry = {
-        "seed": seed,
-        "signature_kind": sig.default_kind,
-        "row_sink_mass": sig.row_mean("sink_mass"),
-        "signature_sink_mass": signature_sink_mass(rows, sink),
-        "reversal": reversal_summary(verdicts),
-        "probability_path": {
-            "signature_sink_mass": signature_sink_mass(probability_rows, sink),
-            "max_log_difference": float(np.max(np.abs(np.log(rows) - np.log(probability_rows)))),
-            "reversal": reversal_summary(verdict_table(probability_rows, REVERSAL_METRICS, triples, sink, eps)),
-        },
-        "eps_sweep": eps_sweep(sweep_tables, sig.zeros, eps),
-        "lemma1_max_relative_residual": lemma1_residual(rows, sink, eps, seed=seed),
-        "collapse_disagreement": collapse_disagreement(profile["entropy"], profile["content_entropy"]),
-        "layers": profile,
-    }
-    if details:
-        alternative = sig.alternative_sink
-        entry["arithmetic_reversal"] = reversal_summary(verdict_table(sig.heads("arithmetic"), CLASSICAL, triples, sink, eps))
-        entry["audit"] = {
-            "share_below_small_part": small_part_share(rows, sink, eps, seed=seed),
-            "share_below_small_part_probability_path": small_part_share(probability_rows, sink, eps, seed=seed),
-            **rival_geometry(rows, sink, eps),
-        }
-        entry["taxonomy_ari"] = taxonomy_stability(rows, sink, eps)
-        entry["temperature"] = temperature_stakes(rows, layers, heads, triples, sink)
-        entry["sink_set"] = {"default": sig.meta["default_sink"], "alternative": alternative,
-                             **sink_set_stakes(rows, triples, sink, sig.sink(alternative), eps)}
-        witness = find_witness_triple(rows, triples, verdicts, sink, eps)
-        if witness is not None:
-            witness["heads"] = [{"layer": int(i // heads), "head": int(i % heads)} for i in witness["triple"]]
-            witness["rows"] = rows[witness["triple"]].tolist()
-        entry["witness"] = witness
-    return entry
+    base = dict(
+        seed=seed, signature_kind=sig.default_kind, row_sink_mass=sig.row_mean("sink_mass"), signature_sink_mass=signature_sink_mass(rows, sink),
+        reversal=reversals(verdicts),
+        probability_path=PathReading(signature_sink_mass(probability_rows, sink), float(np.max(np.abs(np.log(rows) - np.log(probability_rows)))),
+                                     reversals(verdict_table(probability_rows, REVERSAL_METRICS, triples, sink, eps))),
+        eps_sweep=EpsSweep(**eps_sweep(sweep_tables, sig.zeros, eps)),
+        lemma1_max_relative_residual=lemma1_residual(rows, sink, eps, seed=seed),
+        collapse_disagreement=collapse_disagreement(profile["entropy"], profile["content_entropy"]),
+        layers=profile,
+    )
+    if not details:
+        return SeedMeasure(**base)
+    witness = find_witness_triple(rows, triples, verdicts, sink, eps)
+    if witness is not None:
+        witness = Witness(**witness, heads=[{"layer": int(i // heads), "head": int(i % heads)} for i in witness["triple"]],
+                          rows=rows[witness["triple"]].tolist())
+    return SeedMeasure(
+        **base, details=True,
+        arithmetic_reversal=reversals(verdict_table(sig.heads("arithmetic"), CLASSICAL, triples, sink, eps)),
+        audit=ContentAudit(small_part_share(rows, sink, eps, seed=seed), small_part_share(probability_rows, sink, eps, seed=seed),
+                           **rival_geometry(rows, sink, eps)),
+        taxonomy_ari=taxonomy_stability(rows, sink, eps),
+        temperature={m: TemperatureStakes(**t) for m, t in temperature_stakes(rows, layers, heads, triples, sink).items()},
+        sink_set=SinkSetStakes(sig.meta["default_sink"], sig.alternative_sink, **sink_set_stakes(rows, triples, sink, sig.sink(sig.alternative_sink), eps)),
+        witness=witness,
+    )
 
 
-def summarize(per_seed: list[dict]) -> dict:
+def reversals(verdicts: dict) -> dict:
+    """Each metric's :class:`~attncoda.math.verdicts.Reversal` from a :func:`~attncoda.studies.reversal.verdict_table`."""
+    return {name: reversal_from_verdicts(name, v["keep"], v["drop"]) for name, v in verdicts.items()}
+
+
+def summarize(per_seed: list[SeedMeasure]) -> Summary:
     """Mean ± sd over seeds of the headline numbers."""
-    return {
-        "row_sink_mass": mean_sd([e["row_sink_mass"] for e in per_seed]),
-        "signature_sink_mass": mean_sd([e["signature_sink_mass"] for e in per_seed]),
-        "reversal": {m: mean_sd([e["reversal"][m]["rate"] for e in per_seed]) for m in REVERSAL_METRICS},
-        "probability_path": {
-            "signature_sink_mass": mean_sd([e["probability_path"]["signature_sink_mass"] for e in per_seed]),
-            "reversal": {m: mean_sd([e["probability_path"]["reversal"][m]["rate"] for e in per_seed]) for m in REVERSAL_METRICS},
-        },
-        "path_max_log_difference": max(e["probability_path"]["max_log_difference"] for e in per_seed),
-        "collapse_disagreement": mean_sd([e["collapse_disagreement"] for e in per_seed]),
-        "eps_bit_identical": all(e["eps_sweep"]["all_identical"] for e in per_seed),
-        "eps_exact_zeros": int(sum(e["eps_sweep"]["exact_zeros"] for e in per_seed)),
-        "lemma1_max_relative_residual": max(e["lemma1_max_relative_residual"] for e in per_seed),
-    }
+    return Summary(
+        row_sink_mass=MeanSd.of([e.row_sink_mass for e in per_seed]),
+        signature_sink_mass=MeanSd.of([e.signature_sink_mass for e in per_seed]),
+        reversal={m: MeanSd.of([e.reversal[m].rate for e in per_seed]) for m in REVERSAL_METRICS},
+        probability_path=PathSummary(MeanSd.of([e.probability_path.signature_sink_mass for e in per_seed]),
+                                     {m: MeanSd.of([e.probability_path.reversal[m].rate for e in per_seed]) for m in REVERSAL_METRICS}),
+        path_max_log_difference=max(e.probability_path.max_log_difference for e in per_seed),
+        collapse_disagreement=MeanSd.of([e.collapse_disagreement for e in per_seed]),
+        eps_bit_identical=all(e.eps_sweep.all_identical for e in per_seed),
+        eps_exact_zeros=int(sum(e.eps_sweep.exact_zeros for e in per_seed)),
+        lemma1_max_relative_residual=max(e.lemma1_max_relative_residual for e in per_seed),
+    )
 
 
 def measure(model: str, seeds=SEEDS, n: int = N_WINDOWS, length: int = WINDOW_LENGTH, n_triples: int = N_TRIPLES,
-            batch_size: int = 8, progress: bool = False) -> dict:
+            batch_size: int = 8, progress: bool = False) -> Measurement:
     """Every per-model number of the chapter (signatures from the cache, computed when missing).
 
     The result is cached too (``$ATTNCODA_CACHE/measurements``), keyed by its signatures' cache keys, ``n_triples``
-    and the package source's hash, so the chapter's section pages share one computation. It is returned as
-    plain JSON values, the same whether computed or read.
+    and the package source's hash, so the chapter's section pages share one computation. It is read back through
+    its JSON, so it is the same whether computed or read.
     """
     import json
 
@@ -131,18 +124,17 @@ def measure(model: str, seeds=SEEDS, n: int = N_WINDOWS, length: int = WINDOW_LE
     path = key_path("measurements", key, tuple(key)).with_suffix(".json")
     if path.exists():
         try:
-            return json.loads(path.read_text())
-        except ValueError:  # a damaged file: measure again
+            return Measurement.from_json(json.loads(path.read_text()))
+        except (ValueError, KeyError, TypeError):  # a damaged file: measure again
             pass
     per_seed = [measure_signatures(sig, seed, n_triples, details=(i == 0)) for i, (seed, sig) in enumerate(zip(seeds, sigs))]
     first = sigs[0]
     layers, heads, _ = first.shape
-    result = {"model": model, "model_info": first.meta["model_info"], "protocol": {k: first.meta[k] for k in PROTOCOL_FIELDS},
-              "weights_sha256": first.meta["weights_sha256"], "layers": layers, "heads": heads, "sink": list(first.sink()), "seeds": list(seeds),
-              "n_triples": n_triples, "summary": summarize(per_seed), "per_seed": per_seed}
-    result = json.loads(json.dumps(result))
-    atomic_write_json(path, result)
-    return result
+    result = Measurement(model, first.meta["model_info"], {k: first.meta[k] for k in PROTOCOL_FIELDS}, first.meta["weights_sha256"], layers, heads,
+                         list(first.sink()), list(seeds), n_triples, summarize(per_seed), per_seed)
+    data = json.loads(json.dumps(result.to_json()))
+    atomic_write_json(path, data)
+    return Measurement.from_json(data)
 
 
 def chosen_models(model: str) -> tuple[list[str], dict[str, str], dict[str, str]]:
@@ -171,13 +163,14 @@ def jobs(params: dict) -> list[tuple]:
 
 
 def measure_models(model: str, seeds=SEEDS, n: int = N_WINDOWS, length: int = WINDOW_LENGTH, n_triples: int = N_TRIPLES,
-                   batch_size: int = 8) -> tuple[dict, dict, list[str]]:
+                   batch_size: int = 8) -> tuple[dict[str, Measurement], dict, list[str]]:
     """:func:`measure` for every model :func:`chosen_models` names: ``(results by label, seconds by label, missing)``.
 
     A model that cannot be had here (ModelError) is one line in ``missing`` and the others are still measured; each
     result carries its ``wall_time_s`` and the ``result_name`` its results file is written under.
     """
     import time
+    from dataclasses import replace
 
     from ..base.errors import ModelError
 
@@ -191,7 +184,7 @@ def measure_models(model: str, seeds=SEEDS, n: int = N_WINDOWS, length: int = WI
             missing.append(f"{label}: {err}")
             continue
         timings[label] = time.time() - t0
-        results[label] = {**r, "wall_time_s": timings[label], "result_name": result_names.get(name, name)}
+        results[label] = replace(r, wall_time_s=timings[label], result_name=result_names.get(name, name))
     if not results:
         raise ModelError("no model could be measured: " + " | ".join(missing))
     return results, timings, missing

@@ -112,9 +112,9 @@ def _curve(curves: dict, spec: dict, metric: str, s: float, alpha: float) -> flo
     return float(np.interp(s, xs, ys))
 
 
-def model_facts(measured: dict) -> dict:
-    """What a v2 domain checks, read from a :func:`attncoda.studies.measurement.measure` result."""
-    return {"causal": measured["protocol"]["causal"], "sink_size": len(measured["sink"]), "length": measured["protocol"]["length"]}
+def model_facts(measured) -> dict:
+    """What a v2 domain checks, read from a :class:`~attncoda.studies.measurement_results.Measurement`."""
+    return {"causal": measured.protocol["causal"], "sink_size": len(measured.sink), "length": measured.protocol["length"]}
 
 
 def domain_reasons(spec: dict, model: dict | None) -> list[str]:
