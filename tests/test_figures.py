@@ -12,6 +12,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from attncoda.face import plots  # noqa: E402
+from attncoda.face.figures import clustering, collapse, measurement, pruning, theory  # noqa: E402
 
 ROOT = Path(__file__).parents[1]
 MODELS = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m", "qwen2.5-coder-0.5b"]
@@ -28,21 +29,21 @@ def _figures():
     layers = {t: {"entropy": rng.uniform(1, 3, 6), "sink_mass": rng.uniform(0, 1, 6), "concentration": rng.uniform(0, 50, 6)} for t in ("(a)", "(b)")}
     steps = (0, 1, 2, 4, 64, 1000, 3500)
     runs = {g: {f"seed{s}": [{"step": t, "entropy": 3 - t / 1e4, "content_entropy": 2.5, "sink_mass": 0.03} for t in steps] for s in (0, 1)} for g in "sm"}
-    pruning = {m: {"sparsities": [0.1, 0.2, 0.3], "base": {"perplexity": 20.0},
-                   "selections": [{"metric": k, "sparsity": sp, "perplexity": 25.0} for k in plots.SELECTION_LABELS for sp in (0.1, 0.2, 0.3)],
+    sweeps = {m: {"sparsities": [0.1, 0.2, 0.3], "base": {"perplexity": 20.0},
+                   "selections": [{"metric": k, "sparsity": sp, "perplexity": 25.0} for k in pruning.SELECTION_LABELS for sp in (0.1, 0.2, 0.3)],
                    "random": [{"sparsity": 0.2, "perplexity": 30.0}]} for m in MODELS[2:]}
     return {
-        "witness": lambda: plots.witness_figure(rows),
-        "region": lambda: plots.reversal_region_figure(rng.dirichlet((1, 1, 1), 200), rng.uniform(size=200) < 0.3, rows["p"], rows["r"], 0.3),
-        "entropy": lambda: plots.entropy_layers_figure(layers),
-        "calibration": lambda: plots.calibration_figure(curves).figure,
-        "models_on_curves": lambda: plots.models_on_curves(curves, points),
-        "layers": lambda: plots.layer_collapse_grid(profiles),
-        "trajectories": lambda: plots.collapse_trajectories(runs),
-        "figure5a": lambda: plots.reversal_against_sink({"suite": [(0.002 * (i + 1), 0.01 * i) for i in range(20)], "trained": [(0.5, 0.2)]}),
-        "pruning": lambda: plots.pruning_figure(pruning),
-        "pruned_heads": lambda: plots.pruned_heads_figure({f"{m}\nJS′": (6, 4, [1, 5, 9]) for m in MODELS}),
-        "head_mass": lambda: plots.head_mass_figure({m: {k: list(rng.uniform(0, 1, 20)) for k in ("sep", "cls", "sink")} for m in MODELS[:2]}, 0.6),
+        "witness": lambda: theory.witness_figure(rows),
+        "region": lambda: theory.reversal_region_figure(rng.dirichlet((1, 1, 1), 200), rng.uniform(size=200) < 0.3, rows["p"], rows["r"], 0.3),
+        "entropy": lambda: theory.entropy_layers_figure(layers),
+        "calibration": lambda: theory.calibration_figure(curves).figure,
+        "models_on_curves": lambda: measurement.models_on_curves(curves, points),
+        "layers": lambda: measurement.layer_collapse_grid(profiles),
+        "trajectories": lambda: collapse.collapse_trajectories(runs),
+        "figure5a": lambda: collapse.reversal_against_sink({"suite": [(0.002 * (i + 1), 0.01 * i) for i in range(20)], "trained": [(0.5, 0.2)]}),
+        "pruning": lambda: pruning.pruning_figure(sweeps),
+        "pruned_heads": lambda: pruning.pruned_heads_figure({f"{m}\nJS′": (6, 4, [1, 5, 9]) for m in MODELS}),
+        "head_mass": lambda: clustering.head_mass_figure({m: {k: list(rng.uniform(0, 1, 20)) for k in ("sep", "cls", "sink")} for m in MODELS[:2]}, 0.6),
     }
 
 
@@ -60,7 +61,7 @@ def test_a_figure_fits_the_column_with_readable_type(name, tmp_path):
 
 
 def test_figure_5a_reads_checkpoints_near_zero():
-    fig = plots.reversal_against_sink({"suite": [(0.001, 0.0), (0.01, 0.01)], "trained": [(0.9, 0.3)]})
+    fig = collapse.reversal_against_sink({"suite": [(0.001, 0.0), (0.01, 0.01)], "trained": [(0.9, 0.3)]})
     ax = fig.axes[0]
     assert ax.get_xscale() == "log" and ax.get_xlim()[0] < 0.001
     plt.close(fig)

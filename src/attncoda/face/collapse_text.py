@@ -63,7 +63,7 @@ def search_sentence(search: dict) -> str:
 
 
 def groups(series) -> dict[str, dict[str, list[dict]]]:
-    """``{panel: {run label: points}}`` for :func:`attncoda.face.plots.collapse_trajectories`."""
+    """``{panel: {run label: points}}`` for :func:`attncoda.face.figures.collapse.collapse_trajectories`."""
     out: dict[str, dict[str, list[dict]]] = {}
     for s in series:
         label = f"seed {s.training['seed']}" if s.training else s.name

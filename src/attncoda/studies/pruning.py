@@ -18,6 +18,8 @@ from .reversal import distances
 
 SELECTION_METRICS = {"js": ("js", "drop"), "content": ("content", "keep"), "aitchison": ("aitchison", "keep")}
 """Selection metric → (row metric, convention): JS′ is dropped-row JS; d_A^⊥ is the same under both; total d_A keeps the sink."""
+SELECTION_NAMES = {"js": "JS′ (dropped-row JS)", "content": "content distance", "aitchison": "total Aitchison distance"}
+"""What each selection metric is called in the pruning chapter's tables and sentences."""
 
 
 def chosen_models(model: str) -> list[str]:

@@ -1,0 +1,85 @@
+"""Figures of the measurement chapter: models on the calibration curves (Figure 3), the layer-wise collapse (Figure 4) and witness triples (Figure 7)."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from ...studies.profiles import disagreeing_transitions
+from ..plots import METRIC_COLOURS, METRIC_LABELS, ROW_COLOURS, SMALLEST_PT, panels
+
+
+def models_on_curves(curves: dict, points: dict[str, dict], metrics=("cosine", "js", "euclidean")):
+    """Figure 3: the frozen curves of ``metrics`` with each model as a star at its signature sink mass.
+
+    ``points[model] = {"sink_mass": s, "rates": {metric: rate}}``.
+    """
+    fig, axes = panels(len(metrics) + 1, 4.4)  # the last cell holds the legend
+    s = np.asarray(curves["grid"]["sink_masses"])
+    markers = "*ovD^sPX"
+    for ax, metric in zip(axes, metrics):
+        for alpha, style in (("0.1", "-"), ("1.0", "--")):
+            ax.plot(s, 100 * np.asarray(curves["curves"][alpha][metric]), style, color=METRIC_COLOURS[metric], label=f"curve, α = {float(alpha):g}")
+        ax.plot(s, 100 * np.asarray(curves["curves"]["0.1"]["content"]), ":", color="black", lw=1, label=r"$d_A^\perp$ (zero)")
+        for i, (name, pt) in enumerate(points.items()):
+            ax.scatter(pt["sink_mass"], 100 * pt["rates"][metric], marker=markers[i % len(markers)], s=120, color="black", facecolor="gold", zorder=3, label=name)
+        ax.set_title(METRIC_LABELS[metric])
+        ax.set_xlabel("signature sink mass")
+        ax.set_ylim(-2, 60)
+        ax.set_ylabel("reversal rate (%)")
+    from matplotlib.lines import Line2D
+
+    handles, labels = axes[0].get_legend_handles_labels()
+    handles[:2] = [Line2D([], [], color="black", linestyle=style) for style in ("-", "--")]  # the curves' key, in no metric's colour
+    key = axes[len(metrics)]
+    key.axis("off")
+    key.legend(handles, labels, loc="center", fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
+def layer_collapse_grid(profiles: dict[str, dict]):
+    """Figure 4: per model, layer-wise ``H`` (red) and ``H(π)`` (green), sink mass dotted; shaded where they disagree in sign."""
+    n = len(profiles)
+    fig, axes = panels(n, 3.4)
+    for ax, (name, prof) in zip(axes, profiles.items()):
+        h, hp, s = (np.asarray(prof[k]) for k in ("entropy", "content_entropy", "sink_mass"))
+        layers = np.arange(1, len(h) + 1)
+        for i in np.flatnonzero(disagreeing_transitions(h, hp)):
+            ax.axvspan(layers[i], layers[i + 1], color="#dddddd", lw=0)
+        ax.plot(layers, h, "o-", color="#d62728", ms=3, label="H")
+        ax.plot(layers, hp, "s-", color="#2ca02c", ms=3, label="H(π)")
+        twin = ax.twinx()
+        twin.plot(layers, s, ":", color="gray", label="sink mass")
+        twin.set_ylim(0, 1)
+        ax.set_title(name, fontsize=11)
+        ax.set_xlabel("layer")
+        ax.set_ylabel("nats")
+    handles = axes[0].get_legend_handles_labels()[0] + [plt.Line2D([], [], ls=":", color="gray")]
+    fig.tight_layout(rect=(0, 0.06 / int(np.ceil(n / 2)), 1, 1))
+    fig.legend(handles, ["H", "H(π)", "sink mass (right axis)"], loc="lower center", ncol=3, fontsize="small")
+    return fig
+
+
+def witness_triple_figure(triples: dict[str, dict], sink, top: int = 6):
+    """Figure 7: per model, a measured head triple on which all classical verdicts reverse.
+
+    Bars: the sink mass, then the ``top`` content keys with most mass in ``p``.
+    """
+    fig, axes = panels(len(triples), 3.8)
+    for ax, (name, t) in zip(axes, triples.items()):
+        rows = np.asarray(t["rows"])
+        s = list(t.get("sink", sink))
+        content = np.setdiff1d(np.arange(rows.shape[1]), s)
+        order = content[np.argsort(-rows[0, content])[:top]]
+        values = np.column_stack([rows[:, s].sum(axis=1), rows[:, order]])
+        width = 0.27
+        for j, (label, colour) in enumerate(zip("pqr", ROW_COLOURS.values())):
+            head = t["heads"][j]
+            ax.bar(np.arange(values.shape[1]) + (j - 1) * width, values[j], width, color=colour, label=f"{label}: L{head['layer']}H{head['head']}")
+        ax.set_xticks(range(values.shape[1]), ["sink"] + [f"k{k}" for k in order], fontsize=SMALLEST_PT + 1)
+        ax.set_yscale("log")
+        ax.set_title(name, fontsize=11)
+        ax.legend(fontsize=SMALLEST_PT, loc="lower left")
+    fig.tight_layout()
+    return fig
