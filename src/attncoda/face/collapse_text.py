@@ -269,3 +269,24 @@ def frozen_order(frozen, chapter_added) -> str:
         return (f"It was committed in {frozen[0]} ({frozen[1]}); this chapter's notebook first appeared in {chapter_added[0]} ({chapter_added[1]}), "
                 "and the suite's code with it, so the predictor was frozen before any of these checkpoints existed.")
     return "The order of the predictor's freezing and this chapter's first run is in the project's git history (this copy's history is too shallow to show it)."
+
+
+def glue_protocol(options, steps: int, suite_seeds, endpoint_models) -> None:
+    """Hand the protocol box its values: windows, seeds, the suite's sizes and schedule, the sink suite and its control,
+    the target sink mass and the endpoints."""
+    from ..base import protocol
+    from ..engine import checkpoints, training
+    from ..studies.sink_search import GROWN, SUITE_TRIALS
+    from .report import glue
+
+    sink_trial, control_trial = SUITE_TRIALS["sink suite"], SUITE_TRIALS["control"]
+    values = {
+        "N": options.n, "L": options.length, "seed": options.seed, "first_row": protocol.COLLAPSE_FIRST_ROW, "n_triples": f"{options.n_triples:,}",
+        "revisions": ", ".join(checkpoints.PYTHIA_REVISIONS), "suite_seeds": ", ".join(map(str, suite_seeds)), "steps": f"{steps:,}",
+        "sizes": "; ".join(f"{k}: width {h}, {l} layers × {a} heads" for k, (h, l, a) in training.SUITE_SIZES.items()),
+        "schedule": ", ".join(map(str, training.log_spaced_steps(steps))),
+        "sink_trial": f"{sink_trial.label} ({sink_trial.why})", "control_trial": f"{control_trial.label} ({control_trial.why})", "target": GROWN,
+        "endpoint_list": ", ".join(endpoint_models) if endpoint_models else 'none (endpoints = "")',
+    }
+    for name, value in values.items():
+        glue(name, value)
