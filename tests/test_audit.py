@@ -72,3 +72,42 @@ def test_the_report_is_a_typed_result_that_round_trips_through_its_json(tiny_env
     report = AuditReport.from_json(data)
     assert report.to_json() == data and report.reversal.interval[0] <= report.reversal.rate <= report.reversal.interval[1]
     assert recommend(report) == data["recommendation"] and report.model in render(report, "markdown")
+
+
+def test_advice_follows_the_interval_and_never_says_the_conventions_agree():
+    from dataclasses import replace
+
+    from attncoda.studies.audit import AuditReport, ReversalReading, advice_rule, recommend
+
+    base = AuditReport("m", "llama", True, 8, 24, 4, [0, 1], "logit", "js", "JS", {"name": "first", "keys": [0]}, True,
+                       [{"key": 0, "mean_attention": 0.6}], 0.5, 0.5, ReversalReading(0.1, (0.09, 0.11), "", [0.1], 100), None, 0.2,
+                       {"bit_identical": True, "exact_zeros": 0})
+    for interval, rule in (((0.09, 0.11), "matters"), ((0.0, 0.02), "small"), ((0.05, 0.1), "undecided"), ((float("nan"),) * 2, "undefined")):
+        rate = float("nan") if rule == "undefined" else sum(interval) / 2
+        report = replace(base, reversal=ReversalReading(rate, interval, "", [rate], 100))
+        report = replace(report, advice=advice_rule(report.reversal, report.threshold))
+        text = recommend(report)
+        assert report.advice == rule and "same question" not in text
+        assert ("No advice" in text) == (rule == "undefined") and ("cannot tell" in text) == (rule == "undecided")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (("--triples", "10"), "too few for an interval"),
+    (("--fail-above", "5"), "between 0 and 1"),
+])
+def test_audit_refuses_what_cannot_give_an_interval(tiny_env, argv, message):
+    import os
+
+    done = subprocess.run([sys.executable, "-m", "attncoda.face.cli", "audit", "--model", str(tiny_env["llama"]), "--n", "4", "--length", "24", *argv],
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "ATTNCODA_CACHE": str(tiny_env["cache"])})
+    assert done.returncode != 0 and message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_fail_above_exits_1_when_the_interval_lies_above_and_says_which_rule_fired(tiny_env):
+    high = _audit(tiny_env, "--model", str(tiny_env["llama"]), "--seeds", "0", "1", "--format", "json", "--fail-above", "0")
+    data = json.loads(high.stdout)
+    assert data["ci"]["fail_above"] == 0 and data["ci"]["rule"].startswith("the interval's lower bound")
+    assert high.returncode == (1 if data["ci"]["failed"] else 0) and data["advice"] in ("matters", "small", "undecided", "undefined")
+    low = _audit(tiny_env, "--model", str(tiny_env["llama"]), "--seeds", "0", "1", "--fail-above", "0.99")
+    assert low.returncode == 0 and "passed" in low.stdout
+    assert 0 <= data["reversal"]["interval"][0] <= data["reversal"]["interval"][1] <= 1

