@@ -111,3 +111,11 @@ def test_fail_above_exits_1_when_the_interval_lies_above_and_says_which_rule_fir
     low = _audit(tiny_env, "--model", str(tiny_env["llama"]), "--seeds", "0", "1", "--fail-above", "0.99")
     assert low.returncode == 0 and "passed" in low.stdout
     assert 0 <= data["reversal"]["interval"][0] <= data["reversal"]["interval"][1] <= 1
+
+
+def test_the_report_says_where_attention_goes_over_every_row_and_uses_the_chosen_sink_throughout(tiny_env):
+    default = json.loads(_audit(tiny_env, "--model", str(tiny_env["llama"]), "--seeds", "0", "--format", "json").stdout)
+    assert default["top_tokens"] is not None and 0 <= default["recent_mass"] <= 1 and "every row" in default["where_from"]
+    assert all(0 <= k["key"] < 24 for k in default["top_keys"])
+    other = json.loads(_audit(tiny_env, "--model", str(tiny_env["llama"]), "--seeds", "0", "--format", "json", "--sink", "0,1,2,3").stdout)
+    assert other["sink"]["keys"] == [0, 1, 2, 3] and other["row_sink_mass"] > default["row_sink_mass"]  # four keys hold more than one

@@ -151,7 +151,8 @@ def _audit(args) -> None:
     from ..engine.signatures import signature_sets
     from ..math.metrics import get_metric
     from ..studies import predictor
-    from ..studies.audit import MIN_TRIPLES, audit, check_sink, render
+    from ..engine.attention_map import attention_map
+    from ..studies.audit import MIN_TRIPLES, audit, check_sink, parse_sink, render
 
     get_metric(args.metric)  # an unknown metric, sink set or seed list fails before any model loads
     check_sink(args.sink, args.length)
@@ -166,7 +167,9 @@ def _audit(args) -> None:
         curves, spec = predictor.load_all(version=2)
     except (FileNotFoundError, ValueError):
         curves = spec = None
-    report = audit(sigs, args.metric, args.sink, args.triples, curves, spec)
+    keys = parse_sink(args.sink, sigs[0])[1]
+    maps = [attention_map(args.model, seed, args.n, args.length, keys) for seed in args.seeds]
+    report = audit(sigs, args.metric, args.sink, args.triples, curves, spec, maps)
     if args.fail_above is not None:
         failed = report.reversal.interval[0] > args.fail_above
         report = replace(report, ci={"fail_above": args.fail_above, "failed": failed,

@@ -101,7 +101,8 @@ def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
 
 
 def sink_location(sig, top: int = 5) -> list[dict]:
-    """The key positions with the largest mean attention (arithmetic-mean signatures, averaged over heads)."""
+    """The key positions with the largest mean attention in the signatures' rows (arithmetic-mean signatures, averaged
+    over heads): the fallback when no attention map over every row is at hand (patterns a reader passes)."""
     mean = sig.heads("arithmetic").mean(axis=0)
     order = np.argsort(mean)[::-1][:top]
     return [{"key": int(k), "mean_attention": float(mean[k])} for k in order]
@@ -157,6 +158,9 @@ class AuditReport:
     advice: str = ""  # which of ADVICE the recommendation follows
     threshold: float = SMALL_RATE  # the rate the interval is held against
     ci: dict | None = None  # with --fail-above: the rate, whether it failed, and the rule that fired
+    top_tokens: list | None = None  # [{"id", "token", "mean_attention", "occurrences"}], from every row
+    recent_mass: float | None = None  # mean weight a row puts on its most recent keys
+    where_from: str = "the signatures' last rows (by key position only)"
 
     def to_json(self) -> dict:
         out = asdict(self)
@@ -170,7 +174,7 @@ class AuditReport:
         return cls(**fields)
 
 
-def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_TRIPLES, curves=None, spec=None) -> AuditReport:
+def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_TRIPLES, curves=None, spec=None, maps=None) -> AuditReport:
     """The audit of one model from its signatures (one per seed): how often ``metric``'s closer-head verdicts flip
     between keeping and dropping the sink, with an interval, the frozen predictor's expectation and a recommendation.
 
@@ -188,6 +192,10 @@ def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_
         Head triples drawn per seed.
     curves, spec : dict, optional
         The frozen predictor (:func:`attncoda.studies.predictor.load_all`); without them no prediction is made.
+    maps : list of dict, optional
+        Where attention goes on each seed's windows, for the chosen sink keys
+        (:func:`attncoda.engine.attention_map.attention_map`): key positions and tokens over every row, the recent keys,
+        and the chosen sink's row statistics. Without them the top keys come from the signatures' last rows.
 
     Returns
     -------
@@ -208,8 +216,12 @@ def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_
         rev = reversal_from_verdicts(m.name, *v)
         tables = {e: verdict_table(sig.heads("aitchison", e), (m.name,), triples, keys, e) for e in sig.meta["eps_values"]}
         profile = layer_profile(sig)
+        row_sink = sig.row_mean("sink_mass")
+        if maps is not None and tuple(keys) != tuple(sig.sink()):  # another sink set: its own row statistics, from every row
+            chosen = maps[len(per_seed)]["chosen_sink"]
+            profile, row_sink = chosen["layers"], chosen["row_sink_mass"]
         per_seed.append({"seed": sig.meta["seed"], "reversal": rev.as_dict(), "signature_sink_mass": signature_sink_mass(rows, keys),
-                         "row_sink_mass": sig.row_mean("sink_mass"), "eps_sweep": eps_sweep(tables, sig.zeros, DEFAULT_EPS),
+                         "row_sink_mass": row_sink, "eps_sweep": eps_sweep(tables, sig.zeros, DEFAULT_EPS),
                          "collapse_disagreement": collapse_disagreement(profile["entropy"], profile["content_entropy"])})
     rates = [s["reversal"]["rate"] for s in per_seed]
     mean = float(np.mean(rates))
@@ -230,7 +242,7 @@ def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_
         model=first.meta["model"], architecture=first.meta["model_info"]["architecture"], causal=facts["causal"],
         heads=int(np.prod(first.shape[:2])), length=facts["length"], windows_per_seed=first.meta["n"], seeds=[s["seed"] for s in per_seed],
         signature_kind=first.default_kind, metric=m.name, metric_label=m.label, sink={"name": sink_name, "keys": list(keys)},
-        bos_prepended=bool(first.meta["layout"]["bos_prepended"]), top_keys=sink_location(first),
+        bos_prepended=bool(first.meta["layout"]["bos_prepended"]), top_keys=maps[0]["positions"] if maps else sink_location(first),
         row_sink_mass=float(np.mean([s["row_sink_mass"] for s in per_seed])), signature_sink_mass=s_sig,
         reversal=ReversalReading(mean, tuple(interval), interval_kind, rates, int(sum(s["reversal"]["compared"] for s in per_seed))),
         prediction=prediction,
@@ -240,6 +252,10 @@ def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_
     )
     threshold = spec["tolerance_points"] / 100 if spec is not None else SMALL_RATE
     report = replace(report, threshold=threshold, advice=advice_rule(report.reversal, threshold))
+    if maps:
+        report = replace(report, top_tokens=maps[0]["tokens"], recent_mass=float(np.mean([m["recent_mass"] for m in maps])),
+                         where_from="every row of every layer and head, seed " + str(first.meta["seed"]) + f"'s windows; keys within {maps[0]['recent_keys']} "
+                         "positions of the query set apart")
     return replace(report, recommendation=recommend(report))
 
 
@@ -298,7 +314,13 @@ def render(r: AuditReport, fmt: str = "text") -> str:
     if fmt not in ("text", "markdown"):
         raise ValueError(f"unknown format {fmt!r}; use text, markdown or json")
     lo, hi = r.reversal.interval
-    top = ", ".join(f"key {t['key']}: {t['mean_attention']:.3f}" for t in r.top_keys)
+    top = ", ".join(f"key {t['key']}: {t['mean_attention']:.3f}" for t in r.top_keys) + f" ({r.where_from})"
+    if r.top_tokens is None:
+        tokens = "not measured (patterns given without their tokens)"
+    elif not r.top_tokens:
+        tokens = "no token occurs often enough in these windows to rank"
+    else:
+        tokens = ", ".join(f"{t['token']!r}: {t['mean_attention']:.3f}" for t in r.top_tokens)
     p = r.prediction
     if p is None:
         pred = "no prediction (the frozen predictor covers cosine, js, euclidean and hellinger)"
@@ -313,6 +335,7 @@ def render(r: AuditReport, fmt: str = "text") -> str:
         ("sample", f"{r.windows_per_seed} windows of {r.length} tokens per seed, seeds {r.seeds}; {r.signature_kind}-path signatures"),
         ("sink set", f"{r.sink['name']}: keys {r.sink['keys']}" + ("" if not r.causal else " (a BOS token is prepended)" if r.bos_prepended else " (no BOS token: key 0 is an ordinary token)")),
         ("where attention goes", top),
+        ("by token", tokens + (f"; the most recent keys take {r.recent_mass:.3f} of a row on average" if r.recent_mass is not None else "")),
         ("sink mass", f"rows {r.row_sink_mass:.3f}; signatures {r.signature_sink_mass:.3f}"),
         (f"reversal ({r.metric_label})", f"{100 * r.reversal.rate:.1f} % of closer-head verdicts flip (95 % interval {100 * lo:.1f}-{100 * hi:.1f} %; {r.reversal.interval_kind})"),
         ("frozen predictor", pred),
