@@ -82,7 +82,11 @@ class Options:
     length: int = WINDOW_LENGTH
     n_triples: int = N_TRIPLES
     batch_size: int = 8
-    spread_seeds: tuple = (1, 2)
+
+    @property
+    def spread_seeds(self) -> tuple[int, int]:
+        """The two other window samples a peak's rise is held against (see :func:`attncoda.studies.collapse.window_spread`)."""
+        return self.seed + 1, self.seed + 2
 
 
 def training_facts(run) -> dict:
