@@ -16,10 +16,10 @@ def _series(kind, sinks, hs, name=None, seed=0, spread=None):
 
 
 def test_the_contrast_says_where_the_sink_grew_and_what_share_each_side_got():
-    grown = _series("sink suite", (0.03, 0.03, 0.6), (4.0, 4.0, 2.0))
+    grown = _series("search winner", (0.03, 0.03, 0.6), (4.0, 4.0, 2.0))
     control = _series("control", (0.03, 0.03, 0.04), (4.0, 4.0, 3.9))
     text = collapse_text.contrast_sentence([grown, control])
-    assert "sink suite: final sink mass 0.60" in text and "control" in text and f"{grown.shown[1]:.2f}" in text
+    assert "winner ends with a mean sink mass of 0.60" in text and "control" in text and f"{grown.shown[1]:.2f}" in text
     assert collapse_text.contrast_sentence([grown]) == ""
 
 

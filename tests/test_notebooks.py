@@ -89,7 +89,7 @@ def test_collapse_chapter_trains_and_measures_its_suite_on_the_small_profile(tmp
     result = json.loads((tmp_path / "results" / "collapse" / "suite.json").read_text())["results"]
     kinds = [s["kind"] for s in result["series"]]
     assert result["mode"] == "suite" and set(result["endpoints"]) == {"minilm-l6"}
-    assert kinds == ["text suite"] * 4 + ["sink suite"] * 2 + ["control"] * 2
+    assert kinds == ["text suite"] * 4 + ["search winner"] * 2 + ["control"] * 2
     assert all([p["step"] for p in s["points"]] == [0, 1, 2, 4] for s in result["series"])
     assert all(set(s["rows"]) == {"trigger", "other"} for s in result["series"] if s["kind"] != "text suite")
     assert len(result["endpoints"]["minilm-l6"]["spread"]["samples"]) == 5 and result["endpoints"]["minilm-l6"]["terms"]["fractions"]

@@ -138,11 +138,11 @@ def test_a_peak_counts_only_when_h_rose_above_its_window_spread(spread, used):
 
 
 def test_the_suite_is_the_search_winner_and_its_control():
-    """The sink suite is the configuration whose sink grew most in the committed search; its control changes only the
+    """The search winner is the configuration whose sink grew most in the committed search; its control changes only the
     optimiser (and the rate that optimiser needs)."""
     trials = sink_search.read_trials()["trials"]
     best = max(trials, key=lambda t: t["final"]["sink_mass"])
-    winner, control = sink_search.SUITE_TRIALS["sink suite"], sink_search.SUITE_TRIALS["control"]
+    winner, control = sink_search.SUITE_TRIALS["search winner"], sink_search.SUITE_TRIALS["control"]
     assert winner.label == best["label"] and asdict(winner.run) == best["run"]
     differ = {k for k, v in asdict(control.run).items() if asdict(winner.run)[k] != v}
     assert differ <= {"size", "optimizer", "learning_rate"}, differ
@@ -157,7 +157,7 @@ def test_collapse_results_round_trip_through_json():
     from attncoda.studies.collapse_suite import CollapseResult, Endpoint, Series
 
     pts = _points([4.0, 4.001, 4.0, 3.0])
-    s = Series("r", "g", "sink suite", pts, collapse.trajectory_shares(pts, 0.01), {"seed": 0, "parameters": 10}, None)
+    s = Series("r", "g", "search winner", pts, collapse.trajectory_shares(pts, 0.01), {"seed": 0, "parameters": 10}, None)
     e = Endpoint("m", {"share": 0.3}, {"median": 0.3, "low": 0.2, "high": 0.4, "samples": []})
     r = CollapseResult("suite", 8, [s], {"m": e})
     again = CollapseResult.from_json(json.loads(json.dumps(r.to_json())))

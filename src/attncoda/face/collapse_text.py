@@ -130,13 +130,13 @@ def trajectory_sentence(series) -> str:
 
 
 def contrast_sentence(series) -> str:
-    """The decomposition's verdict where a sink grew against where it did not (the sink suite and its control)."""
+    """The decomposition on the search's winner against its control, trained on the same data."""
     k = kind_summary(series)
-    if "sink suite" not in k or "control" not in k:
+    if "search winner" not in k or "control" not in k:
         return ""
-    grown, control = k["sink suite"], k["control"]
-    return (f"Where the sink grew (sink suite: final sink mass {_span(grown['final_sink'])}), the share is {_span(grown['shares'])}; "
-            f"in the control, trained on the same data (final sink mass {_span(control['final_sink'])}), it is {_span(control['shares'])}.")
+    grown, control = k["search winner"], k["control"]
+    return (f"The search's winner ends with a mean sink mass of {_span(grown['final_sink'])} and shares of {_span(grown['shares'])}; "
+            f"its control, trained on the same data (final sink mass {_span(control['final_sink'])}), has shares of {_span(control['shares'])}.")
 
 
 # --------------------------------------------------------------------------- endpoints
@@ -225,10 +225,10 @@ def training_sentence(series, budget_minutes: int) -> str:
         runs = [s for s in trained if s.kind == kind]
         minutes = sum(s.training["training_seconds"] for s in runs) / 60
         parts.append(f"the {kind}'s {len(runs)} runs in {minutes:.1f} min")
-    sink = sum(s.training["training_seconds"] for s in trained if s.kind in ("sink suite", "control")) / 60
+    sink = sum(s.training["training_seconds"] for s in trained if s.kind in ("search winner", "control")) / 60
     text = "Training took " + ", ".join(parts) + " (as recorded when they were trained, on the machine that trained them)"
-    if any(s.kind in ("sink suite", "control") for s in trained):
-        text += f"; the sink suite with its control took {sink:.1f} min, {'within' if sink <= budget_minutes else 'over'} the budget of {budget_minutes} min"
+    if any(s.kind in ("search winner", "control") for s in trained):
+        text += f"; the search's winner with its control took {sink:.1f} min, {'within' if sink <= budget_minutes else 'over'} the budget of {budget_minutes} min"
     return text + (". Checkpoints are cached by their whole configuration, so later builds reuse them (retrain = True trains again; a rerun "
                    "with the same seed gives the same bits).")
 
@@ -272,14 +272,14 @@ def frozen_order(frozen, chapter_added) -> str:
 
 
 def glue_protocol(options, steps: int, suite_seeds, endpoint_models) -> None:
-    """Hand the protocol box its values: windows, seeds, the suite's sizes and schedule, the sink suite and its control,
+    """Hand the protocol box its values: windows, seeds, the suite's sizes and schedule, the search's winner and its control,
     the target sink mass and the endpoints."""
     from ..base import protocol
     from ..engine import checkpoints, training
     from ..studies.sink_search import GROWN, SUITE_TRIALS
     from .report import glue
 
-    sink_trial, control_trial = SUITE_TRIALS["sink suite"], SUITE_TRIALS["control"]
+    sink_trial, control_trial = SUITE_TRIALS["search winner"], SUITE_TRIALS["control"]
     values = {
         "N": options.n, "L": options.length, "seed": options.seed, "first_row": protocol.COLLAPSE_FIRST_ROW, "n_triples": f"{options.n_triples:,}",
         "revisions": ", ".join(checkpoints.PYTHIA_REVISIONS), "suite_seeds": ", ".join(map(str, suite_seeds)), "steps": f"{steps:,}",
@@ -290,3 +290,12 @@ def glue_protocol(options, steps: int, suite_seeds, endpoint_models) -> None:
     }
     for name, value in values.items():
         glue(name, value)
+
+
+def no_triples_note(series) -> str:
+    """Which runs have fewer than 3 heads, so no head triple and no reversal rate (absent from Figure 5a and the predictor's test)."""
+    few = [s.name for s in series if s.points and s.points[0]["heads"] < 3]
+    if not few:
+        return ""
+    return (f"{', '.join(few)} {'has' if len(few) == 1 else 'have'} fewer than three heads, so no head triple exists: "
+            "their checkpoints have no reversal rate, and are absent from this figure and from the predictor's test below.")

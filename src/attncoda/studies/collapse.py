@@ -139,10 +139,14 @@ def term_fractions(start: dict, end: dict) -> dict:
 
 
 def reversal_point(sig, seed: int = 0, n_triples: int = N_TRIPLES) -> dict:
-    """Signature sink mass and keep-vs-drop reversal rates of one model state (the points of Figure 5a)."""
+    """Signature sink mass and keep-vs-drop reversal rates of one model state (the points of Figure 5a); a model with
+    fewer than 3 heads has no head triple, so its rates are NaN."""
     rows, sink = sig.heads(), sig.sink()
+    metrics = tuple(dict.fromkeys(CLASSICAL + PREDICTOR_METRICS))
+    if len(rows) < 3:
+        return {"signature_sink_mass": signature_sink_mass(rows, sink), "reversal": dict.fromkeys(metrics, float("nan")), "heads": len(rows)}
     triples = sample_triples(len(rows), n_triples, seed)
-    summary = reversal_summary(verdict_table(rows, tuple(dict.fromkeys(CLASSICAL + PREDICTOR_METRICS)), triples, sink, DEFAULT_EPS))
+    summary = reversal_summary(verdict_table(rows, metrics, triples, sink, DEFAULT_EPS))
     return {"signature_sink_mass": signature_sink_mass(rows, sink), "reversal": {m: v["rate"] for m, v in summary.items()},
             "heads": len(rows)}
 

@@ -27,7 +27,7 @@ class Series:
 
     name: str
     group: str
-    kind: str  # "text suite", "sink suite", "control" or "checkpoints"
+    kind: str  # "text suite", "search winner", "control" or "checkpoints"
     points: list
     shares: dict
     training: dict | None = None
@@ -215,12 +215,15 @@ def endpoint_models(endpoints: str) -> tuple[list[str], list[str]]:
 
 
 def predictor_outcomes(series, curves: dict, spec: dict) -> list[dict]:
-    """The frozen predictor's verdict (:func:`attncoda.studies.collapse.predictor_outcome`) on every checkpoint of every series."""
+    """The frozen predictor's verdict (:func:`attncoda.studies.collapse.predictor_outcome`) on every checkpoint of every
+    series that has a reversal rate (at least 3 heads)."""
     from .predictor import explain
 
     out = []
     for s in series:
         for p in s.points:
+            if p["heads"] < 3:  # no head triple, so no reversal rate to predict
+                continue
             r = collapse.predictor_outcome(p, p["facts"], curves, spec)
             out.append({"run": s.name, "step": p["step"], "signature sink mass": p["signature_sink_mass"], "outcome": r["outcome"],
                         "mean |dev.| (points)": r["mean_abs_deviation_points"], "why": explain(r, spec)})
@@ -232,7 +235,7 @@ def figure5a_points(series, ends: dict, measured: dict) -> dict[str, list[tuple[
     initialization and trained, and the measurement chapter's models (``measured``: name → its two means)."""
     points: dict[str, list] = {}
     for s in series:
-        points.setdefault(f"{s.kind}, checkpoints", []).extend((p["signature_sink_mass"], p["reversal"]["js"]) for p in s.points)
+        points.setdefault(f"{s.kind}, checkpoints", []).extend((p["signature_sink_mass"], p["reversal"]["js"]) for p in s.points if p["heads"] >= 3)
     if ends:
         points["defaults at initialization"] = [(e.reading["init"]["signature_sink_mass"], e.reading["init"]["reversal"]["js"]) for e in ends.values()]
         points["defaults trained (seed 0)"] = [(e.reading["trained"]["signature_sink_mass"], e.reading["trained"]["reversal"]["js"]) for e in ends.values()]
