@@ -27,13 +27,13 @@ def test_a_rejected_peak_is_reported_and_the_share_falls_back_to_step_zero():
     s = _series("text suite", (0.03, 0.03, 0.04), (4.0, 4.0005, 3.5), spread=0.01)
     assert s.shown[0] == "from_step0"
     assert "noise, not a peak" in collapse_text.trajectory_sentence([s])
-    assert "not a peak" in collapse_text.share_rows([s])[0]["H peak"]
+    assert "noise" in collapse_text.share_rows([s])[0]["H peak at step"]
 
 
-@pytest.mark.parametrize("low,high,verdict", [(0.1, 0.2, "below"), (0.35, 0.5, "inside"), (0.25, 0.4, "straddle its edge")])
+@pytest.mark.parametrize("low,high,verdict", [(0.1, 0.2, "below it"), (0.35, 0.5, "inside it"), (0.25, 0.4, "straddling its edge")])
 def test_an_endpoint_is_placed_against_the_paper_s_range_on_its_interval(low, high, verdict):
     e = Endpoint("m", {"share": (low + high) / 2}, {"median": (low + high) / 2, "low": low, "high": high, "samples": [{}] * 5})
-    assert f"m {verdict}" in collapse_text.endpoint_sentence({"m": e}, 0.30, 0.95)
+    assert f"m: {verdict}" in collapse_text.endpoint_sentence({"m": e}, 0.30, 0.95)
 
 
 def test_the_search_sentence_counts_what_grew():
@@ -47,3 +47,16 @@ def test_first_commit_finds_a_committed_file_and_nothing_for_others():
     found = first_commit("data/predictor/v2.json")
     assert found is None or (len(found) == 2 and len(found[1]) == 10)  # a shallow clone may not hold the commit
     assert first_commit("no/such/file") is None
+
+
+def test_a_control_whose_entropy_did_not_fall_is_said_to_have_no_collapse():
+    grown = _series("search winner", (0.03, 0.03, 0.06), (3.47, 3.47, 3.39))
+    control = _series("control", (0.036, 0.036, 0.036), (3.473, 3.474, 3.4743))
+    text = collapse_text.contrast_sentence([grown, control])
+    assert "did not fall" in text and "no collapse to share out" in text
+
+
+def test_a_real_but_tiny_peak_is_reported_with_its_rise_and_spread():
+    s = _series("text suite", (0.02, 0.02, 0.04), (4.0480, 4.0481, 2.5), spread=1e-6)
+    text = collapse_text.trajectory_sentence([s])
+    assert "a real rise, if a tiny one" in text and "agree to two decimals" in text

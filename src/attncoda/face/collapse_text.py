@@ -49,9 +49,9 @@ def search_sentence(search: dict) -> str:
     text_trials = [t for t in trials if t["run"]["task"] == "text"]
     best_text = max(text_trials, key=lambda t: t["final"]["sink_mass"]) if text_trials else None
     minutes = sum(t["training_seconds"] for t in trials) / 60
-    out = (f"The search trained {len(trials)} configurations in {minutes:.0f} min of training in all. "
-           f"{len(grown)} of them grew the mean row sink mass above the target of {target}")
-    out += f" ({', '.join(t['label'] for t in grown)}). " if grown else ". "
+    out = f"The search trained {len(trials)} configurations in {minutes:.0f} min of training in all. "
+    out += (f"{len(grown)} of them grew the mean row sink mass above the target of {target} ({', '.join(t['label'] for t in grown)}). " if grown
+            else f"None of them grew the mean row sink mass above the target of {target}. ")
     if best_text:
         out += (f"On natural text the largest sink was {best_text['label']}'s, {best_text['step0']['sink_mass']:.3f} at step 0 and "
                 f"{best_text['final']['sink_mass']:.3f} at the end. ")
@@ -71,19 +71,23 @@ def groups(series) -> dict[str, dict[str, list[dict]]]:
     return out
 
 
+def short(name: str) -> str:
+    """A run's name without the architecture prefix, for narrow tables."""
+    return name.removeprefix("neox-")
+
+
 def share_rows(series) -> list[dict]:
-    """One table row per series: its sink growth, the peak test, the share shown and the share from step 0."""
+    """One table row per series: its sink growth, the peak test (rise against window spread), the share shown and the
+    share from step 0."""
     rows = []
     for s in series:
-        t = s.training or {}
         peak = s.shares.get("peak")
         start, value = s.shown
         a, b = s.sink_growth
-        rows.append({"run": s.name, "kind": s.kind, "parameters (M)": fmt(t["parameters"] / 1e6) if t else "—",
-                     "training (s)": fmt(t.get("training_seconds"), 0) if t else "—",
-                     "sink mass, step 0 → final": f"{a:.3f} → {b:.3f}",
-                     "H peak": (f"step {peak['step']}: rise {peak['rise']:.4f}, spread {fmt(peak['spread'], 4)}, "
-                                + ("used" if peak["used"] else "not a peak")) if peak else "—",
+        rows.append({"run": short(s.name), "sink mass, step 0 → final": f"{a:.3f} → {b:.3f}",
+                     "H peak at step": f"{peak['step']} ({'real' if peak['used'] else 'noise'})" if peak else "—",
+                     "rise / window spread (nats)": (f"{peak['rise']:.1e} / {peak['spread']:.1e}" if peak and peak["spread"] is not None
+                                                     else (f"{peak['rise']:.1e} / —" if peak else "—")),
                      "share shown": f"{fmt(value)} ({START_NAMES[start]})",
                      "share from step 0": fmt(s.shares.get("from_step0", {}).get("share"))})
     return rows
@@ -96,7 +100,7 @@ def row_share_rows(series) -> list[dict]:
         if not s.rows:
             continue
         for kind, r in s.rows.items():
-            rows.append({"run": s.name, "rows": f"{kind} ({r['rows']:,})",
+            rows.append({"run": short(s.name), "rows": f"{kind} ({r['rows']:,})",
                          "sink mass, step 0 → final": f"{r['start']['sink_mass']:.3f} → {r['end']['sink_mass']:.3f}",
                          "H, step 0 → final": f"{r['start']['entropy']:.2f} → {r['end']['entropy']:.2f}",
                          "H(π), step 0 → final": f"{r['start']['content_entropy']:.2f} → {r['end']['content_entropy']:.2f}",
@@ -122,10 +126,19 @@ def trajectory_sentence(series) -> str:
         parts.append(f"{kind} ({k['runs']} runs): final sink mass {_span(k['final_sink'])}, share {_span(k['shares'])}")
     peaks = [s for s in series if s.shares.get("peak")]
     rejected = [s for s in peaks if not s.shares["peak"]["used"]]
+    used = [s for s in peaks if s.shares["peak"]["used"] and "from_peak" in s.shares and "from_step0" in s.shares]
     text = "Per kind of run: " + "; ".join(parts) + "."
     if rejected:
         text += (f" In {len(rejected)} of {len(peaks)} runs the highest H after step 0 rose above step 0 by less than the spread of H "
                  "across window samples, so it is noise, not a peak: their share is shown from step 0.")
+    if used:
+        rises = [s.shares["peak"]["rise"] for s in used]
+        spreads = [s.shares["peak"]["spread"] for s in used if s.shares["peak"]["spread"] is not None]
+        same = all(f"{s.shares['from_peak']['share']:.2f}" == f"{s.shares['from_step0']['share']:.2f}" for s in used)
+        text += (f" In {len(used)} runs H did rise after step 0, by {min(rises):.1e} to {max(rises):.1e} nats"
+                 + (f", more than its spread across window samples ({min(spreads):.1e} to {max(spreads):.1e} nats): a real rise, if a tiny one"
+                    if spreads else "") + "; "
+                 + ("their shares from that peak and from step 0 agree to two decimals." if same else "their shares from that peak and from step 0 differ (see the table)."))
     return text
 
 
@@ -135,29 +148,40 @@ def contrast_sentence(series) -> str:
     if "search winner" not in k or "control" not in k:
         return ""
     grown, control = k["search winner"], k["control"]
-    return (f"The search's winner ends with a mean sink mass of {_span(grown['final_sink'])} and shares of {_span(grown['shares'])}; "
-            f"its control, trained on the same data (final sink mass {_span(control['final_sink'])}), has shares of {_span(control['shares'])}.")
+    text = f"The search's winner ends with a mean sink mass of {_span(grown['final_sink'])} and shares of {_span(grown['shares'])}; "
+    controls = [s for s in series if s.kind == "control"]
+    if all(s.shown[1] != s.shown[1] for s in controls):
+        h = [(s.points[0]["entropy"], s.points[-1]["entropy"]) for s in controls]
+        return text + (f"under its control, trained on the same data, the sink mass ends at {_span(control['final_sink'])} and mean H did not fall "
+                       f"({'; '.join(f'{a:.3f} → {b:.3f}' for a, b in h)}), so there is no collapse to share out.")
+    return text + f"its control, trained on the same data (final sink mass {_span(control['final_sink'])}), has shares of {_span(control['shares'])}."
 
 
 # --------------------------------------------------------------------------- endpoints
 
 
 def endpoint_rows(ends) -> list[dict]:
-    """One table row per endpoint: the seed-0 reading, the resampled share, and the three terms where they differ."""
+    """One table row per endpoint: the seed-0 means and the share resampled over window and initialization seeds."""
     rows = []
     for name, e in ends.items():
         r, sp = e.reading, e.spread
         layer = [x for x in r["layer_shares"] if x == x]
-        row = {"model": name, "H init → trained": f"{r['init']['entropy']:.2f} → {r['trained']['entropy']:.2f}",
-               "H(π) init → trained": f"{r['init']['content_entropy']:.2f} → {r['trained']['content_entropy']:.2f}",
-               "sink mass init → trained": f"{r['init']['sink_mass']:.3f} → {r['trained']['sink_mass']:.3f}",
-               "share (seed 0)": fmt(r["share"]),
-               "share, median [range]": f"{fmt(sp['median'])} [{fmt(sp['low'])}, {fmt(sp['high'])}]",
-               "per-layer shares": f"{min(layer):.2f} to {max(layer):.2f}" if layer else "—"}
-        f = e.terms["fractions"] if e.terms else None
-        row["ΔH: h(s) / within sink / content"] = (" / ".join(fmt(f[k]) for k in ("binary", "within_sink", "content")) if f
-                                                    else "one sink key: within-sink term 0")
-        rows.append(row)
+        rows.append({"model": name, "H init → trained": f"{r['init']['entropy']:.2f} → {r['trained']['entropy']:.2f}",
+                     "H(π) init → trained": f"{r['init']['content_entropy']:.2f} → {r['trained']['content_entropy']:.2f}",
+                     "sink mass init → trained": f"{r['init']['sink_mass']:.3f} → {r['trained']['sink_mass']:.3f}",
+                     "share: median [range]": f"{fmt(sp['median'])} [{fmt(sp['low'])}, {fmt(sp['high'])}]",
+                     "per-layer shares": f"{min(layer):.2f} to {max(layer):.2f}" if layer else "—"})
+    return rows
+
+
+def term_rows(ends) -> list[dict]:
+    """For the endpoints whose sink set has more than one key: the part of the fall in H each entropy term carries."""
+    rows = []
+    for name, e in ends.items():
+        if e.terms:
+            f = e.terms["fractions"]
+            rows.append({"model": name, "sink keys": ", ".join(map(str, e.terms["trained"]["sink"])), "h(s)": fmt(f["binary"]),
+                         "s·H(sink parts)": fmt(f["within_sink"]), "(1 − s)·H(π)": fmt(f["content"])})
     return rows
 
 
@@ -177,7 +201,8 @@ def endpoint_sentence(ends, paper_lo: float, paper_hi: float) -> str:
         else:
             verdicts["straddles"].append(name)
     n = len(next(iter(ends.values())).spread["samples"])
-    parts = [f"{', '.join(v)} {k if k != 'straddles' else 'straddle its edge'}" for k, v in verdicts.items() if v]
+    words = {"inside": "inside it", "below": "below it", "above": "above it", "straddles": "straddling its edge"}
+    parts = [f"{', '.join(v)}: {words[k]}" for k, v in verdicts.items() if v]
     text = (f"Over {n} resamples each (window seeds, and initialization seeds), the endpoint shares set against the paper's range "
             f"{paper_lo:.2f} to {paper_hi:.2f}: " + "; ".join(parts) + ".")
     multi = {name: e.terms["fractions"] for name, e in ends.items() if e.terms}
@@ -206,9 +231,13 @@ def paper_comparison(series, pythia: dict[str, float]) -> str:
     for kind, k in kind_summary(trained).items():
         grew = sum(1 for s in trained if s.kind == kind and s.sink_growth[1] - s.sink_growth[0] >= SINK_GROWTH)
         text += f"{kind.capitalize()}: the sink grew by {SINK_GROWTH} or more in {grew} of {k['runs']} runs, share {_span(k['shares'])}. "
-    text += ("Only a run whose sink grew can test the paper's reading; the others show a collapse carried by the content distribution. "
-             "The synthetic task tests the mechanism (the share is high when a sink grows on a constant first token), not the paper's "
-             "numbers, which belong to models trained on billions of tokens of text.")
+    grew = [s for s in trained if s.sink_growth[1] - s.sink_growth[0] >= SINK_GROWTH]
+    if grew:
+        text += ("The runs whose sink grew test the mechanism (how much of a collapse a sink growing on a constant first token carries), "
+                 "not the paper's numbers, which belong to models trained on billions of tokens of text.")
+    else:
+        text += ("No run here grew a sink, so none can confirm or refute the paper's shares: in every run the fall of H is carried by the "
+                 "content distribution (shares near 0), and the paper's question needs checkpoints in which a sink does grow.")
     return text.strip()
 
 
@@ -254,6 +283,8 @@ def predictor_sentence(outcomes: list[dict], spec: dict) -> str:
 
     from .report import plural
 
+    if not outcomes:
+        return "No checkpoint here has three heads or more, so the predictor has no reversal rate to predict."
     counts = Counter(o["outcome"] for o in outcomes)
     inside = [o["mean |dev.| (points)"] for o in outcomes if o["outcome"] != "abstention"]
     text = (f"Over {len(outcomes)} checkpoints the predictor gave {plural(counts.get('confirmation', 0), 'confirmation')}, "

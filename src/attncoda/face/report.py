@@ -112,7 +112,11 @@ def spearman_sentence(x, y, what_x: str, what_y: str, units: str = "models") -> 
     >>> spearman_sentence([1, 2, 3], [1, 2, 3], "sink mass", "reversal")
     'With 3 points, too few to test a rank correlation (at least 5 are needed), nothing can be said about how reversal moves with sink mass.'
     """
+    pairs = [(a, b) for a, b in zip(x, y) if a == a and b == b]  # a point without a defined value cannot be ranked
+    left_out = len(x) - len(pairs)
+    x, y = [a for a, _ in pairs], [b for _, b in pairs]
     n = len(x)
+    note = f" ({left_out} without a defined value left out)" if left_out else ""
     if n < 5:
         return f"With {n} points, too few to test a rank correlation (at least 5 are needed), nothing can be said about how {what_y} moves with {what_x}."
     from scipy.stats import spearmanr
@@ -122,6 +126,6 @@ def spearman_sentence(x, y, what_x: str, what_y: str, units: str = "models") -> 
     direction = "rises" if rho > 0 else "falls"
     if p < 0.05:
         shown = "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
-        return f"Across {n} {units}, {what_y} {direction} with {what_x} (Spearman ρ = {rho:.2f}, two-sided {shown})."
-    return (f"Across {n} {units} the rank correlation of {what_y} with {what_x} is ρ = {rho:.2f}, but with two-sided p = {p:.2f} "
+        return f"Across {n} {units}{note}, {what_y} {direction} with {what_x} (Spearman ρ = {rho:.2f}, two-sided {shown})."
+    return (f"Across {n} {units}{note} the rank correlation of {what_y} with {what_x} is ρ = {rho:.2f}, but with two-sided p = {p:.2f} "
             f"this is not evidence that {what_y} {direction} with {what_x}: {n} {units} are too few to tell.")

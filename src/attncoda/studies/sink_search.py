@@ -202,7 +202,7 @@ def trial(label: str) -> Trial:
 def sgd_control(winner: Trial) -> Trial:
     """The winner's control: the same run under SGD (momentum 0.9, rate 0.1), on the same data."""
     run = replace(winner.run, size=f"{winner.label}-sgd", optimizer="sgd", learning_rate=0.1)
-    return Trial(f"{winner.label}-sgd", "control: the winner under SGD (momentum 0.9, rate 0.1) on the same data; Guo et al. saw no sink grow under SGD", run)
+    return Trial(f"{winner.label}-sgd", "the winner under SGD, momentum 0.9, rate 0.1; Guo et al. saw no sink grow under SGD", run)
 
 
 MIN_HEADS = 3
