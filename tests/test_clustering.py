@@ -97,8 +97,8 @@ def test_table9_content_taxonomy_is_the_same_under_both_conventions():
     distances = {m: {"keep": d, "drop": d if m == "content" else d[::-1, ::-1]} for m in clustering.CLUSTER_METRICS}
     att = rng.dirichlet(np.ones(5), 12)
     rows = clustering.table9(distances, clustering.head_sets(att, 0, [4], threshold=0.3))
-    assert all(r["content_cross_ari"] == 1.0 for r in rows)
-    assert all(0 < r["js_largest_keep"] <= 1 for r in rows)
+    assert all(r.cross_ari["content"] == 1.0 for r in rows)
+    assert all(0 < r.largest["js"]["keep"] <= 1 for r in rows)
 
 
 def test_table9_rows_are_typed_and_keep_the_results_file_s_flat_form():

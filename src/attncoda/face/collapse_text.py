@@ -15,15 +15,15 @@ PYTHIA_SMALLEST = 70e6
 """Parameters of the smallest Pythia model the paper measures (Pythia-70M)."""
 SINK_GROWTH = 0.05
 """A run's sink "grew" when its mean row sink mass rose by at least this much from step 0 to the end."""
-START_NAMES = {"from_peak": "from the peak", "from_step0": "from step 0", "none": "none"}
+START_NAMES = {"from_peak": "peak", "from_step0": "step 0", "none": "none"}
 
 
-def _span(values) -> str:
-    values = [v for v in values if v == v]
+def _span(values, digits: int = 2) -> str:
+    values = [v for v in values if v is not None and v == v]
     if not values:
         return "—"
-    lo, hi = float(np.min(values)), float(np.max(values))
-    return f"{lo:.2f}" if f"{lo:.2f}" == f"{hi:.2f}" else f"{lo:.2f} to {hi:.2f}"
+    lo, hi = f"{float(np.min(values)):.{digits}f}", f"{float(np.max(values)):.{digits}f}"
+    return lo if lo == hi else f"{lo} to {hi}"
 
 
 # --------------------------------------------------------------------------- the search
@@ -88,7 +88,7 @@ def share_rows(series) -> list[dict]:
                      "H peak at step": f"{peak['step']} ({'real' if peak['used'] else 'noise'})" if peak else "—",
                      "rise / window spread (nats)": (f"{peak['rise']:.1e} / {peak['spread']:.1e}" if peak and peak["spread"] is not None
                                                      else (f"{peak['rise']:.1e} / —" if peak else "—")),
-                     "share shown": f"{fmt(value)} ({START_NAMES[start]})",
+                     "share shown (from)": f"{fmt(value)} ({START_NAMES[start]})",
                      "share from step 0": fmt(s.shares.get("from_step0", {}).get("share"))})
     return rows
 
@@ -106,6 +106,22 @@ def row_share_rows(series) -> list[dict]:
                          "H(π), step 0 → final": f"{r['start']['content_entropy']:.2f} → {r['end']['content_entropy']:.2f}",
                          "share": fmt(r["share"])})
     return rows
+
+
+def rows_sentence(series) -> str:
+    """What the task runs' trigger and other rows did: where the share of each kind of row comes from."""
+    parts = []
+    for kind in dict.fromkeys(s.kind for s in series if s.rows):
+        runs = [s for s in series if s.kind == kind and s.rows]
+        trig, other = ([r.rows[k] for r in runs] for k in ("trigger", "other"))
+        if not any(x["share"] is not None and x["share"] == x["share"] for x in trig + other):
+            continue
+        parts.append(f"{kind}: on trigger rows, where the task needs attention, H went {_span([x['start']['entropy'] for x in trig])} → "
+                     f"{_span([x['end']['entropy'] for x in trig])} with a share of {_span([x['share'] for x in trig])}; on the other rows the sink "
+                     f"mass went {_span([x['start']['sink_mass'] for x in other], 3)} → {_span([x['end']['sink_mass'] for x in other], 3)} and the share of "
+                     f"their much smaller fall of H ({_span([x['start']['entropy'] - x['end']['entropy'] for x in other])} nats) is "
+                     f"{_span([x['share'] for x in other])}")
+    return ("Split by row: " + "; ".join(parts) + ".") if parts else ""
 
 
 def kind_summary(series) -> dict[str, dict]:
@@ -169,7 +185,7 @@ def endpoint_rows(ends) -> list[dict]:
         rows.append({"model": name, "H init → trained": f"{r['init']['entropy']:.2f} → {r['trained']['entropy']:.2f}",
                      "H(π) init → trained": f"{r['init']['content_entropy']:.2f} → {r['trained']['content_entropy']:.2f}",
                      "sink mass init → trained": f"{r['init']['sink_mass']:.3f} → {r['trained']['sink_mass']:.3f}",
-                     "share: median [range]": f"{fmt(sp['median'])} [{fmt(sp['low'])}, {fmt(sp['high'])}]",
+                     "share: median [range]": f"{fmt(sp['median'], 3)} [{fmt(sp['low'], 3)}, {fmt(sp['high'], 3)}]",
                      "per-layer shares": f"{min(layer):.2f} to {max(layer):.2f}" if layer else "—"})
     return rows
 

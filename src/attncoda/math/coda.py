@@ -46,7 +46,7 @@ def _finite_nonneg(x, name: str) -> np.ndarray:
 def as_composition(p, name: str = "p", tol: float = SUM_TOLERANCE) -> np.ndarray:
     """Validate that every row of ``p`` is a probability vector and return it as float64.
 
-    Raises ValueError for NaN/inf, negative entries, or rows whose sum is more
+    Raises ValueError for non-finite or negative entries, or rows whose sum is more
     than ``tol`` away from 1 (the message says to apply :func:`closure`).
 
     Parameters
@@ -580,7 +580,7 @@ def content_distance(p, q, sink: Sink = (0,), eps: float = DEFAULT_EPS) -> np.nd
     Returns
     -------
     ndarray, shape (...,)
-        Content distance d_A^⊥, one per row.
+        Content distance (between the content parts alone), one per row.
 
     Examples
     --------
@@ -611,7 +611,7 @@ def content_concentration(p, sink: Sink = (0,), eps: float = DEFAULT_EPS) -> np.
     Returns
     -------
     ndarray, shape (...,)
-        Content concentration C_A^⊥, one per row.
+        Content concentration (the squared norm of the content parts' clr), one per row.
 
     Examples
     --------
