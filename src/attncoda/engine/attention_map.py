@@ -92,7 +92,9 @@ class AttentionMapAccumulator:
 def attention_map(model: str, seed: int, n: int, length: int, sink, batch_size: int = 8) -> dict:
     """:class:`AttentionMapAccumulator`'s summary of ``model`` on the signatures' windows for ``seed``, cached by the
     model's weights, the windows and the sink keys."""
-    from .cache import cache_or_compute, key_path
+    from .cache import cache_or_compute, key_path, read_json, write_json
+    from .capture import capture_batches
+    from .corpus import text_windows
     from .signatures import KEY_FIELDS, SignatureSpec
 
     spec = SignatureSpec(n=n, length=length, batch_size=batch_size)
@@ -102,31 +104,10 @@ def attention_map(model: str, seed: int, n: int, length: int, sink, batch_size: 
         key = spec.key(f"{model}|sink{','.join(map(str, sink))}", sha, default_sink, job)
         return key_path("attention_map", key, KEY_FIELDS).with_suffix(".json")
 
-    def read(path):
-        try:
-            return json.loads(path.read_text())
-        except (OSError, ValueError):
-            return None
-
-    def write(result, path):
-        from ..base.files import atomic_write_json
-
-        atomic_write_json(path, result)
-
     def make(loaded, job):
-        import torch
-
-        from .capture import capture_attention
-        from .corpus import text_windows
-
         ids, _ = text_windows(loaded.processor, spec.n, spec.length, job, spec.corpus, spec.split)
         acc = AttentionMapAccumulator(loaded.info.layers, spec.length, loaded.info.causal, sink)
-        batches = torch.as_tensor(ids)
-        with torch.inference_mode(), capture_attention(loaded.backbone, acc.update):
-            for start in range(0, len(batches), spec.batch_size):
-                batch = batches[start : start + spec.batch_size]
-                acc.ids = batch.numpy()
-                loaded.backbone(input_ids=batch, attention_mask=torch.ones_like(batch))
+        capture_batches(loaded, ids, spec.batch_size, acc.update, on_batch=lambda batch: setattr(acc, "ids", batch))
         return json.loads(json.dumps(acc.finish(lambda v: loaded.processor.convert_ids_to_tokens(v))))
 
-    return cache_or_compute(model, (seed,), path_for, read, write, make)[0]
+    return cache_or_compute(model, (seed,), path_for, read_json, write_json, make)[0]

@@ -84,3 +84,18 @@ def cache_or_compute(model: str, jobs, path_for: Callable, read: Callable, write
             write(cached, path)
         found[job] = cached
     return [found[job] for job in jobs]
+
+
+def read_json(path: Path):
+    """A result cached as JSON, or None when it is missing or unreadable (then it is computed again)."""
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def write_json(result, path: Path) -> None:
+    """Cache a JSON result atomically (an interrupted write leaves no half-written file)."""
+    from ..base.files import atomic_write_json
+
+    atomic_write_json(path, result)

@@ -129,3 +129,15 @@ def capture_attention(model, on_weights: Callable, logits: bool = True):
     silent = [modules[i][0] for i in range(len(modules)) if called[i] and not produced[i]]
     if silent:
         raise CaptureError(f"{type(model).__name__}: {silent[0]} returned no attention weights under eager attention; this architecture cannot be captured")
+
+
+def capture_batches(loaded, ids, batch_size: int, on_weights: Callable, on_batch: Callable | None = None) -> None:
+    """Run ``loaded``'s backbone over the windows ``ids`` (windows × tokens) in batches of ``batch_size`` under
+    :func:`capture_attention`; ``on_batch(batch_ids)`` is called before each pass (to hand an accumulator its tokens)."""
+    batches = torch.as_tensor(ids)
+    with torch.inference_mode(), capture_attention(loaded.backbone, on_weights):
+        for start in range(0, len(batches), batch_size):
+            batch = batches[start : start + batch_size]
+            if on_batch is not None:
+                on_batch(batch.numpy())
+            loaded.backbone(input_ids=batch, attention_mask=torch.ones_like(batch))

@@ -12,7 +12,6 @@ cached by the same key as the model's signatures on the same windows.
 
 from __future__ import annotations
 
-import json
 
 import numpy as np
 
@@ -68,9 +67,10 @@ class TermAccumulator:
 def entropy_terms(model: str, seed: int = 0, init_seed: int | None = None, spec=None) -> dict[str, float]:
     """Mean of each of :data:`TERMS` for ``model`` (or its architecture at initialization with ``init_seed``) on the
     windows of ``spec`` (a :class:`~attncoda.engine.signatures.SignatureSpec`) and ``seed``, with the default sink set."""
-    from .cache import cache_or_compute
+    from .cache import cache_or_compute, key_path, read_json, write_json
+    from .capture import capture_batches
+    from .corpus import text_windows
     from .initialization import init_identity, initialized
-    from .cache import key_path
     from .signatures import KEY_FIELDS, SignatureSpec, sink_sets_for
 
     spec = spec or SignatureSpec()
@@ -80,33 +80,13 @@ def entropy_terms(model: str, seed: int = 0, init_seed: int | None = None, spec=
         identity = sha if init_seed is None else init_identity(sha, init_seed)
         return key_path("entropy_terms", spec.key(label, identity, sink, job), KEY_FIELDS).with_suffix(".json")
 
-    def read(path):
-        try:
-            return json.loads(path.read_text())
-        except (OSError, ValueError):
-            return None
-
-    def write(result, path):
-        from ..base.files import atomic_write_json
-
-        atomic_write_json(path, result)
-
     def make(loaded, job):
-        import torch
-
-        from .capture import capture_attention
-        from .corpus import text_windows
-
         if init_seed is not None:
             loaded = initialized(loaded, init_seed)
         ids, layout = text_windows(loaded.processor, spec.n, spec.length, job, spec.corpus, spec.split)
         sinks = sink_sets_for(loaded.info.default_sink, spec.length, len(layout.prefix), len(layout.suffix))
         acc = TermAccumulator(sinks[loaded.info.default_sink])
-        batches = torch.as_tensor(ids)
-        with torch.inference_mode(), capture_attention(loaded.backbone, acc.update):
-            for start in range(0, len(batches), spec.batch_size):
-                batch = batches[start : start + spec.batch_size]
-                loaded.backbone(input_ids=batch, attention_mask=torch.ones_like(batch))
+        capture_batches(loaded, ids, spec.batch_size, acc.update)
         return {**acc.means(), "sink": list(sinks[loaded.info.default_sink])}
 
-    return cache_or_compute(model, (seed,), path_for, read, write, make)[0]
+    return cache_or_compute(model, (seed,), path_for, read_json, write_json, make)[0]
