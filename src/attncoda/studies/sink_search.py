@@ -90,20 +90,13 @@ def task_patterns(folder: Path, run: SuiteRun, n: int = N_WINDOWS, seed: int = 0
     return ids, [a.float().numpy() for a in out.attentions]
 
 
-def task_signatures(folder: Path, run: SuiteRun, n: int = N_WINDOWS, seed: int = 0):
-    """Signatures of a task checkpoint (sink: key 0, the ``<bos>``), via :func:`attncoda.engine.patterns.signatures_from_patterns`."""
+def task_signatures(folder: Path, run: SuiteRun, n: int = N_WINDOWS, seed: int = 0, patterns=None):
+    """Signatures of a task checkpoint (sink: key 0, the ``<bos>``), via :func:`attncoda.engine.patterns.signatures_from_patterns`;
+    ``patterns`` (from :func:`task_patterns`) saves a second forward pass when the caller already holds them."""
     from ..engine.patterns import signatures_from_patterns
 
-    _, layers = task_patterns(folder, run, n, seed)
+    _, layers = patterns or task_patterns(folder, run, n, seed)
     return signatures_from_patterns(layers, model=f"{run.name}@{folder.name}", sink=(0,), causal=True, bos_prepended=True, seed=seed)
-
-
-def row_sink_mass(ids: np.ndarray, layers: list[np.ndarray], rows: np.ndarray | None = None, first_row: int = COLLAPSE_FIRST_ROW) -> float:
-    """Mean attention on key 0 over layers, heads and the query rows ``t ≥ first_row`` selected by ``rows`` (``(n, L)`` bool)."""
-    mass = np.stack([a[:, :, :, 0] for a in layers])  # (layer, n, head, query)
-    keep = np.ones(ids.shape, bool) if rows is None else rows.copy()
-    keep[:, :first_row] = False
-    return float(mass.transpose(0, 2, 1, 3)[:, :, keep].mean()) if keep.any() else float("nan")
 
 
 def measure(run: SuiteRun, folder: Path) -> dict:
@@ -115,30 +108,27 @@ def measure(run: SuiteRun, folder: Path) -> dict:
     if run.task == "backcopy":
         from ..engine.training import run_task
 
-        ids, layers = task_patterns(folder, run)
+        patterns = ids, layers = task_patterns(folder, run)  # one forward pass serves the signatures and the row split
         trigger = run_task(run).trigger_rows(ids)
-        means = entropy_means(task_signatures(folder, run))
-        return {**_pooled(means), "trigger_sink_mass": row_sink_mass(ids, layers, trigger),
-                "other_sink_mass": row_sink_mass(ids, layers, ~trigger)}
+        means = entropy_means(task_signatures(folder, run, patterns=patterns))
+        return {**_pooled(means), "trigger_sink_mass": row_group_means(layers, trigger)["sink_mass"],
+                "other_sink_mass": row_group_means(layers, ~trigger)["sink_mass"]}
     return _pooled(entropy_means(get_signatures(str(folder), 0, n=N_WINDOWS, length=run.length, split="heldout")))
 
 
-def row_group_means(ids: np.ndarray, layers: list[np.ndarray], rows: np.ndarray, first_row: int = COLLAPSE_FIRST_ROW) -> dict:
+def row_group_means(layers: list[np.ndarray], rows: np.ndarray, first_row: int = COLLAPSE_FIRST_ROW) -> dict:
     """Mean ``H``, ``H(π)`` and sink mass (key 0) over layers, heads and the query rows ``t ≥ first_row`` selected by
-    ``rows`` (``(n, L)`` bool), from attention patterns."""
-    from ..engine.entropy_terms import row_terms
+    ``rows`` (``(n, L)`` bool), from attention patterns (:func:`attncoda.math.coda.entropy_split` of each row)."""
+    from ..math.coda import entropy_split
 
     keep = rows.copy()
     keep[:, :first_row] = False
-    sums = {"entropy": 0.0, "content_entropy": 0.0, "sink_mass": 0.0}
-    count = 0
-    for a in layers:  # (n, head, query, key)
-        with np.errstate(divide="ignore"):
-            terms = row_terms(np.log(a.astype(np.float64)), (0,))
-        for k in sums:
-            sums[k] += float(np.nansum(terms[k].transpose(0, 2, 1)[keep]))
-        count += int(keep.sum()) * a.shape[1]
-    return {k: v / count for k, v in sums.items()} if count else {k: float("nan") for k in sums}
+    if not keep.any():
+        return {"entropy": float("nan"), "content_entropy": float("nan"), "sink_mass": float("nan")}
+    picked = [a.astype(np.float64).transpose(0, 2, 1, 3)[keep] for a in layers]  # (rows, head, key) per layer, as the softmax gave them
+    split = entropy_split(np.stack(picked), (0,))
+    return {"entropy": float(split.entropy.mean()), "content_entropy": float(np.nanmean(split.content_entropy)),
+            "sink_mass": float(split.sink_mass.mean())}
 
 
 def task_row_shares(run: SuiteRun, start: Path, end: Path) -> dict:
@@ -149,10 +139,10 @@ def task_row_shares(run: SuiteRun, start: Path, end: Path) -> dict:
 
     out = {}
     ids_a, a = task_patterns(start, run)
-    ids_b, b = task_patterns(end, run)
+    _, b = task_patterns(end, run)
     trigger = run_task(run).trigger_rows(ids_a)
     for name, rows in (("trigger", trigger), ("other", ~trigger)):
-        first, last = row_group_means(ids_a, a, rows), row_group_means(ids_b, b, rows)
+        first, last = row_group_means(a, rows), row_group_means(b, rows)
         out[name] = {"start": first, "end": last, "share": drop_share(first, last), "rows": int(rows[:, COLLAPSE_FIRST_ROW:].sum())}
     return out
 
