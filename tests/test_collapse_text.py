@@ -40,7 +40,8 @@ def test_the_search_sentence_counts_what_grew():
     trials = [{"label": "a", "run": {"task": "text"}, "step0": {"sink_mass": 0.02}, "final": {"sink_mass": 0.03}, "grown": False, "training_seconds": 60},
               {"label": "b", "run": {"task": "backcopy"}, "step0": {"sink_mass": 0.03}, "final": {"sink_mass": 0.7}, "grown": True, "training_seconds": 120}]
     text = collapse_text.search_sentence({"target": 0.3, "trials": trials})
-    assert "1 of them grew" in text and "(b)" in text and "On natural text the largest sink was a's" in text
+    assert "1 of them grew" in text and "(b)" in text and "On natural text it ended between 0.030 and 0.030" in text
+    assert "cannot rank" in text  # one seed per configuration: no ranking is claimed
 
 
 def test_first_commit_finds_a_committed_file_and_nothing_for_others():
