@@ -20,8 +20,19 @@ from ..base.protocol import N_TRIPLES, N_WINDOWS, WINDOW_LENGTH
 from . import collapse
 
 
+class JsonRecord:
+    """``to_json`` and ``from_json`` for a flat dataclass whose fields are plain JSON values (a missing field reads as None)."""
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict):
+        return cls(**{f.name: data.get(f.name) for f in fields(cls)})
+
+
 @dataclass(frozen=True)
-class Series:
+class Series(JsonRecord):
     """One checkpoint series: its points (:func:`attncoda.studies.collapse.walk`), shares (with the peak test), and,
     for a run trained here, its settings and training time; for a task run, the shares on trigger and other rows."""
 
@@ -43,16 +54,8 @@ class Series:
         """Mean row sink mass at the first and the last checkpoint."""
         return self.points[0]["sink_mass"], self.points[-1]["sink_mass"]
 
-    def to_json(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict) -> Series:
-        return cls(**{f.name: data.get(f.name) for f in fields(cls)})
-
-
 @dataclass(frozen=True)
-class Endpoint:
+class Endpoint(JsonRecord):
     """A trained model against its initialized twin: the seed-0 reading (:func:`attncoda.studies.collapse.endpoint`),
     the share resampled over window and initialization seeds, and the three entropy terms (multi-key sinks)."""
 
@@ -64,14 +67,6 @@ class Endpoint:
     @property
     def share(self) -> float:
         return self.reading["share"]
-
-    def to_json(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict) -> Endpoint:
-        return cls(**{f.name: data.get(f.name) for f in fields(cls)})
-
 
 @dataclass(frozen=True)
 class Options:
