@@ -89,9 +89,9 @@ class AttentionMapAccumulator:
         }
 
 
-def attention_map(model: str, seed: int, n: int, length: int, sink, batch_size: int = 8) -> dict:
-    """:class:`AttentionMapAccumulator`'s summary of ``model`` on the signatures' windows for ``seed``, cached by the
-    model's weights, the windows and the sink keys."""
+def attention_maps(model: str, seeds, n: int, length: int, sink, batch_size: int = 8) -> list[dict]:
+    """:class:`AttentionMapAccumulator`'s summary of ``model`` on the signatures' windows of each seed, cached by the
+    model's weights, the windows and the sink keys (the model is loaded once, and only when some seed is missing)."""
     from .cache import cache_or_compute, key_path, read_json, write_json
     from .capture import capture_batches
     from .corpus import text_windows
@@ -110,4 +110,4 @@ def attention_map(model: str, seed: int, n: int, length: int, sink, batch_size: 
         capture_batches(loaded, ids, spec.batch_size, acc.update, on_batch=lambda batch: setattr(acc, "ids", batch))
         return json.loads(json.dumps(acc.finish(lambda v: loaded.processor.convert_ids_to_tokens(v))))
 
-    return cache_or_compute(model, (seed,), path_for, read_json, write_json, make)[0]
+    return cache_or_compute(model, tuple(seeds), path_for, read_json, write_json, make)

@@ -151,7 +151,7 @@ def _audit(args) -> None:
     from ..engine.signatures import signature_sets
     from ..math.metrics import get_metric
     from ..studies import predictor
-    from ..engine.attention_map import attention_map
+    from ..engine.attention_map import attention_maps
     from ..studies.audit import MIN_TRIPLES, audit, check_sink, parse_sink, render
 
     get_metric(args.metric)  # an unknown metric, sink set or seed list fails before any model loads
@@ -168,7 +168,7 @@ def _audit(args) -> None:
     except (FileNotFoundError, ValueError):
         curves = spec = None
     keys = parse_sink(args.sink, sigs[0])[1]
-    maps = [attention_map(args.model, seed, args.n, args.length, keys) for seed in args.seeds]
+    maps = attention_maps(args.model, args.seeds, args.n, args.length, keys)
     report = audit(sigs, args.metric, args.sink, args.triples, curves, spec, maps)
     if args.fail_above is not None:
         failed = report.reversal.interval[0] > args.fail_above
