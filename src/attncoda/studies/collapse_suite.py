@@ -13,22 +13,12 @@ and the endpoint shares of trained models.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from ..base.protocol import N_TRIPLES, N_WINDOWS, WINDOW_LENGTH
+from ..base.records import JsonRecord
 from . import collapse
-
-
-class JsonRecord:
-    """``to_json`` and ``from_json`` for a flat dataclass whose fields are plain JSON values (a missing field reads as None)."""
-
-    def to_json(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict):
-        return cls(**{f.name: data.get(f.name) for f in fields(cls)})
 
 
 @dataclass(frozen=True)
