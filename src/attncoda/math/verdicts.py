@@ -137,7 +137,7 @@ def pairwise(metric: str | RowMetric, rows, convention: str = "keep", sink: Sink
         if fast is not None:
             if np.any(np.isnan(fast)):
                 raise ValueError(f"{m.name} gave NaN for some pair of rows; check the rows")
-            return fast
+            return symmetric(fast)
     h, d = x.shape
     block = max(1, _CHUNK_ELEMENTS // max(1, h * d))
     out = np.empty((h, h))
@@ -145,7 +145,32 @@ def pairwise(metric: str | RowMetric, rows, convention: str = "keep", sink: Sink
         out[start : start + block] = m(x[start : start + block, None, :], x[None, :, :], convention, sink, eps)
     if np.any(np.isnan(out)):
         raise ValueError(f"{m.name} gave NaN for some pair of rows; check the rows (a uniform row has no ILR direction)")
-    return out
+    return symmetric(out)
+
+
+def symmetric(d: np.ndarray) -> np.ndarray:
+    """``(d + dᵀ) / 2``: exactly symmetric, since floating-point addition commutes.
+
+    Every metric here is symmetric, but ``m(p, q)`` and ``m(q, p)`` can differ in the last bit; a pruning walk
+    that breaks ties by value would then decide them by rounding, which differs between machines.
+
+    Parameters
+    ----------
+    d : ndarray, shape (H, H)
+        A pairwise matrix of a symmetric metric.
+
+    Returns
+    -------
+    ndarray, shape (H, H)
+        The same matrix with ``d[i, j]`` and ``d[j, i]`` the same bits.
+
+    Examples
+    --------
+    >>> d = np.array([[0.0, 0.1 + 0.2], [0.3, 0.0]])
+    >>> bool(np.array_equal(symmetric(d), symmetric(d).T))
+    True
+    """
+    return (d + d.T) / 2
 
 
 def verdict(d_pq, d_pr, larger_is_closer: bool) -> np.ndarray:
