@@ -99,11 +99,16 @@ def test_causal_perplexity_matches_the_loss_and_moves_under_ablation(tiny, tmp_p
     monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "cache"))
     loaded = load_model(str(tiny["gpt_neox"]))
     ids = np.random.default_rng(0).integers(8, len(loaded.processor), (3, 16))
-    base = perplexity(loaded, ids)
+    base = perplexity(loaded, ids, dtype="float32")
     with torch.inference_mode():
         loss = loaded.model(input_ids=torch.as_tensor(ids), labels=torch.as_tensor(ids)).loss
     assert base["perplexity"] == pytest.approx(math.exp(float(loss)), rel=1e-5)
-    assert base["tokens"] == 3 * 15 and base["kind"] == "causal"
+    assert base["tokens"] == 3 * 15 and base["kind"] == "causal" and base["window_tokens"] == [15] * 3
+    assert math.exp(sum(base["window_nll"]) / 45) == pytest.approx(base["perplexity"], rel=1e-12), "the per-window sums make up the perplexity"
+    half = perplexity(loaded, ids)  # the default: bf16 autocast, cached apart from float32
+    assert half["dtype"] == "bfloat16" and half["perplexity"] == pytest.approx(base["perplexity"], rel=0.02) and half != base
+    with pytest.raises(ValueError, match="unknown dtype"):
+        perplexity(loaded, ids, dtype="float16")
     pruned = perplexity(loaded, ids, [(0, 1), (1, 2)])
     assert pruned["perplexity"] != base["perplexity"]
     assert perplexity(loaded, ids, [(1, 2), (0, 1)]) == pruned, "the cached evaluation is found again whatever the order"
