@@ -30,6 +30,18 @@ def _commit(chapter: str, name: str, folder: Path) -> str:
     return record["provenance"]["code"].get("git_commit", "unknown")[:7]
 
 
+def _pruning_evaluations(folder: Path, name: str) -> dict[tuple, float]:
+    """Seconds of each distinct perplexity evaluation of one model's sweep, keyed by (pruned heads, dtype): a set the
+    sweep scores twice (two metrics, or two tie-breaks, that prune the same heads) was evaluated once and read back."""
+    results = json.loads((folder / "pruning" / f"{name}.json").read_text())["results"]
+    timings = json.loads((folder / "pruning" / "timings" / f"{name}.json").read_text())["results"]
+    out = {}
+    for part in ("scored", "checks"):
+        for scored, timed in zip(results[part], timings[part]):
+            out.setdefault((tuple(scored["heads"]), scored["dtype"]), float(timed["seconds"]))
+    return out
+
+
 def build_costs(directory=None) -> dict:
     """The collapse suite's training time and the pruning sweep's perplexity evaluations (count, total, median per
     evaluation for each causal model), as the committed timings files record them, with the commit they ran at."""
@@ -38,7 +50,7 @@ def build_costs(directory=None) -> dict:
     training = _seconds(suite, "training_seconds")
     per_model = {}
     for name in CAUSAL_ORDER:
-        evaluations = _seconds(json.loads((folder / "pruning" / "timings" / f"{name}.json").read_text()), "seconds")
+        evaluations = list(_pruning_evaluations(folder, name).values())
         per_model[name] = {"evaluations": len(evaluations), "total_s": sum(evaluations), "median_s": statistics.median(evaluations)}
     return {
         "suite_runs": len(training), "suite_training_min": sum(training) / 60, "suite_commit": _commit("collapse", "suite", folder),
@@ -52,7 +64,7 @@ def costs_sentence(directory=None) -> str:
     c = build_costs(directory)
     per = ", ".join(f"{m['median_s']:.0f} s" for m in c["pruning"].values())
     commits = " and ".join(sorted({c["pruning_commit"], c["suite_commit"]}))
-    return (f"The pruning sweep's {c['pruning_evaluations']} perplexity evaluations took {c['pruning_min']:.0f} minutes (the median evaluation: "
+    return (f"The pruning sweep's {c['pruning_evaluations']} distinct perplexity evaluations took {c['pruning_min']:.0f} minutes (the median evaluation: "
             f"{per} on the three causal models) and training the collapse chapter's {c['suite_runs']} small GPT-NeoX models took "
             f"{c['suite_training_min']:.1f} minutes, as the timings beside the results of commit {commits} record them "
             "(`data/results/pruning/timings/`, `data/results/collapse/timings/`).")

@@ -6,20 +6,23 @@ signatures (``(layers·heads, L)`` rows) or distance matrices, never a model.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
-from ..base.progress import Steps
-from ..base.protocol import DEFAULT_EPS, N_WINDOWS, PRUNE_SHARE, TEMPERATURES, WINDOW_LENGTH
+from ..base.protocol import DEFAULT_EPS, PRUNE_SHARE, TEMPERATURES
 from ..math import coda
 from .redundancy import TEMPER_EPS, nearest_in_layer
 from .reversal import distances
 
-SELECTION_METRICS = {"js": ("js", "drop"), "content": ("content", "keep"), "aitchison": ("aitchison", "keep")}
-"""Selection metric → (row metric, convention): JS′ is dropped-row JS; d_A^⊥ is the same under both; total d_A keeps the sink."""
-SELECTION_NAMES = {"js": "JS′ (dropped-row JS)", "content": "content distance", "aitchison": "total Aitchison distance"}
+SELECTION_METRICS = {"js_keep": ("js", "keep"), "content": ("content", "keep"), "aitchison": ("aitchison", "keep"), "js": ("js", "drop")}
+"""Selection metric → (row metric, convention). The paper's Table 10 prunes by JS with the sink kept (the row as the
+model produced it, so sink and content mix), ``d_A^⊥`` (content only, the same under both conventions) and total
+``d_A`` (sink balance plus content); its Table 11 adds JS′, the dropped-row JS, which sees only the re-closed content."""
+SELECTION_NAMES = {"js_keep": "JS (sink kept)", "content": "d_A^⊥ (content)", "aitchison": "total d_A", "js": "JS′ (sink dropped)"}
 """What each selection metric is called in the pruning chapter's tables and sentences."""
+TABLE10_METRICS = ("js_keep", "content", "aitchison")
+"""The paper's Table 10 columns."""
+TIE_BREAKS = ("first", "last")
+"""Which head of a tie the keep-one walk takes first: ``first`` (the protocol) the lower layer-major index, ``last`` the higher."""
 
 
 def chosen_models(model: str) -> list[str]:
@@ -43,10 +46,46 @@ def target_count(sparsity: float, total: int) -> int:
     return int(round(sparsity * total))
 
 
-def keep_one_selection(dist: np.ndarray, layers: int, heads: int, sparsity: float) -> list[int]:
+def walk_order(values: np.ndarray, tie_break="first") -> np.ndarray:
+    """The order the keep-one walk visits heads: ascending redundancy, ties broken by ``tie_break``.
+
+    Two heads that are each other's nearest neighbour have exactly the same redundancy (the distance matrices are
+    exactly symmetric), so every such pair is a tie, and the walk prunes whichever of the two it meets first.
+    ``tie_break`` is ``"first"`` (the protocol: lower layer-major index first), ``"last"`` (higher index first), or
+    an array giving each head a rank to break ties by.
+
+    Examples
+    --------
+    >>> walk_order(np.array([2.0, 1.0, 1.0, 3.0])).tolist(), walk_order(np.array([2.0, 1.0, 1.0, 3.0]), "last").tolist()
+    ([1, 2, 0, 3], [2, 1, 0, 3])
+    """
+    index = np.arange(len(values))
+    if isinstance(tie_break, str):
+        if tie_break not in TIE_BREAKS:
+            raise ValueError(f"unknown tie_break {tie_break!r}; use one of {', '.join(TIE_BREAKS)} or an array of ranks")
+        secondary = index if tie_break == "first" else -index
+    else:
+        secondary = np.asarray(tie_break)
+        if secondary.shape != values.shape:
+            raise ValueError(f"tie_break ranks must have one entry per head ({len(values)}), got shape {secondary.shape}")
+    return np.lexsort((secondary, values))
+
+
+def tied_heads(dist: np.ndarray, layers: int, heads: int) -> int:
+    """How many heads share their redundancy value with another head of their layer (ties the walk must break)."""
+    values, _ = nearest_in_layer(dist, layers, heads)
+    count = 0
+    for layer in range(layers):
+        _, counts = np.unique(values[layer * heads : (layer + 1) * heads], return_counts=True)
+        count += int(counts[counts > 1].sum())
+    return count
+
+
+def keep_one_selection(dist: np.ndarray, layers: int, heads: int, sparsity: float, tie_break="first") -> list[int]:
     """Same-layer keep-one pruning: walk heads from most to least redundant (smallest distance to their
-    layer's nearest other head first); prune a head only while that nearest head is still kept and its
-    layer keeps at least one head, until ``sparsity`` of all heads are pruned (or no head qualifies).
+    layer's nearest other head first, ties broken by :func:`walk_order`); prune a head only while that nearest
+    head is still kept and its layer keeps at least one head, until ``sparsity`` of all heads are pruned (or no
+    head qualifies).
 
     Examples
     --------
@@ -58,7 +97,7 @@ def keep_one_selection(dist: np.ndarray, layers: int, heads: int, sparsity: floa
     want = target_count(sparsity, layers * heads)
     pruned: set[int] = set()
     left = np.full(layers, heads)
-    for h in np.argsort(values, kind="stable"):
+    for h in walk_order(values, tie_break):
         if len(pruned) == want:
             break
         layer = h // heads
@@ -79,14 +118,14 @@ def random_selection(rng: np.random.Generator, layers: int, heads: int, count: i
 
 
 def selection_distances(rows: np.ndarray, metric: str, sink, eps: float = DEFAULT_EPS) -> np.ndarray:
-    """The signature distance matrix a selection metric prunes by (see :data:`SELECTION_METRICS`)."""
+    """The signature distance matrix a selection metric prunes by (see :data:`SELECTION_METRICS`); exactly symmetric."""
     name, convention = SELECTION_METRICS[metric]
     return distances(name, rows, convention, sink, eps)
 
 
-def prune_set(rows: np.ndarray, layers: int, heads: int, metric: str, sparsity: float, sink, eps: float = DEFAULT_EPS) -> list[int]:
+def prune_set(rows: np.ndarray, layers: int, heads: int, metric: str, sparsity: float, sink, eps: float = DEFAULT_EPS, tie_break="first") -> list[int]:
     """The keep-one prune set of a selection metric at one sparsity."""
-    return keep_one_selection(selection_distances(rows, metric, sink, eps), layers, heads, sparsity)
+    return keep_one_selection(selection_distances(rows, metric, sink, eps), layers, heads, sparsity, tie_break)
 
 
 def overlap(a, b) -> float:
@@ -105,83 +144,4 @@ def prune_set_stakes(rows: np.ndarray, layers: int, heads: int, sink, alternativ
         tempered = [overlap(base, prune_set(coda.temper(rows, tau), layers, heads, metric, share, sink, TEMPER_EPS)) for tau in temperatures]
         other = prune_set(rows, layers, heads, metric, share, alternative, TEMPER_EPS)
         out[metric] = {"temperatures": list(temperatures), "retention": tempered, "retention_min": min(tempered), "sink_set_overlap": overlap(base, other)}
-    return out
-
-
-def percentile_in(value: float, draws) -> float:
-    """Percent of random draws at or below ``value`` (lower perplexity is better: a small percentile beats chance).
-
-    Examples
-    --------
-    >>> percentile_in(30.0, [10, 20, 40, 50])
-    50.0
-    """
-    draws = np.asarray(draws, dtype=float)
-    return float(100 * np.mean(draws <= value))
-
-
-def sweep(model: str, seeds=(0, 1, 2), sparsities=None, metrics=tuple(SELECTION_METRICS), random_draws: int = 5, n_windows: int = 32,
-          length: int = WINDOW_LENGTH, signature_n: int = N_WINDOWS, progress: bool = False) -> dict:
-    """Tables 10-11 for one model: base perplexity, each selection metric's prune sets and perplexities per seed
-    and sparsity, and ``random_draws`` random prune sets per sparsity; plus Table 8's prune-set stakes (seed 0).
-
-    Every perplexity is cached (see :mod:`attncoda.engine.perplexity`), so a rerun or an interrupted sweep resumes.
-    """
-    from ..base.protocol import SPARSITIES
-    from ..engine.models import load_model, resolve
-    from ..engine.perplexity import heldout_windows, perplexity
-    from ..engine.signatures import signature_sets
-
-    sparsities = tuple(sparsities or SPARSITIES)
-    started = time.perf_counter()
-    loaded = load_model(model, resolve(model))  # needed for perplexity anyway: signatures reuse it instead of loading again
-    sigs = signature_sets(model, tuple(seeds), n=signature_n, length=length, loaded=loaded)
-    layers, heads, _ = sigs[0].shape
-    ids = heldout_windows(loaded.processor, n_windows, length)
-
-    total = 1 + len(seeds) * len(metrics) * len(sparsities) + random_draws * len(sparsities)
-    steps = Steps(f"{model}: perplexity evaluations (cached ones are instant)", total)
-    done = [0]
-
-    def ppl(flat, label):
-        pairs = [(i // heads, i % heads) for i in flat]
-        result = perplexity(loaded, ids, pairs, progress=label if progress else None)
-        done[0] += 1
-        steps.step(done[0])
-        return result
-
-    base = ppl([], "base")
-    selections = []
-    for seed, sig in zip(seeds, sigs):
-        rows = sig.heads()
-        for metric in metrics:
-            dist = selection_distances(rows, metric, sig.sink())
-            for sparsity in sparsities:
-                chosen = keep_one_selection(dist, layers, heads, sparsity)
-                selections.append({"seed": seed, "metric": metric, "sparsity": sparsity, "heads": chosen, **ppl(chosen, f"{metric} {sparsity:g} seed {seed}")})
-    randoms = []
-    for j, sparsity in enumerate(sparsities):
-        rng = np.random.default_rng([12345, j])
-        for draw in range(random_draws):
-            chosen = random_selection(rng, layers, heads, target_count(sparsity, layers * heads))
-            randoms.append({"draw": draw, "sparsity": sparsity, "heads": chosen, **ppl(chosen, f"random {sparsity:g} #{draw}")})
-    first = sigs[0]
-    stakes = prune_set_stakes(first.heads(), layers, heads, first.sink(), first.sink(first.alternative_sink))
-    return {"model": model, "model_info": loaded.info.as_dict(), "layers": layers, "heads": heads, "seeds": list(seeds), "sparsities": list(sparsities),
-            "heldout": {"windows": n_windows, "length": length, "tokens": base["tokens"], "kind": base["kind"]},
-            "base": base, "selections": selections, "random": randoms, "stakes": {**stakes, "alternative_sink": first.alternative_sink},
-            "wall_time_s": time.perf_counter() - started}
-
-
-def summary_table(result: dict) -> list[dict]:
-    """Per metric and sparsity: mean ± sd perplexity over seeds, the random draws' median, and the metric's percentile among them."""
-    out = []
-    for sparsity in result["sparsities"]:
-        draws = [r["perplexity"] for r in result["random"] if r["sparsity"] == sparsity]
-        for metric in sorted({s["metric"] for s in result["selections"]}):
-            values = [s["perplexity"] for s in result["selections"] if s["metric"] == metric and s["sparsity"] == sparsity]
-            mean = float(np.mean(values))
-            out.append({"sparsity": sparsity, "metric": metric, "mean": mean, "sd": float(np.std(values, ddof=1)) if len(values) > 1 else 0.0,
-                        "random_median": float(np.median(draws)) if draws else float("nan"), "random_min": float(min(draws)) if draws else float("nan"),
-                        "random_max": float(max(draws)) if draws else float("nan"), "percentile": percentile_in(mean, draws) if draws else float("nan")})
     return out
