@@ -114,3 +114,28 @@ def test_table9_rows_are_typed_and_keep_the_results_file_s_flat_form():
     assert flat["K"] == 2 and flat["js_cross_ari"] == 1.0 and "content_sep_jaccard_drop" in flat
     assert [Table9Row.from_json(r.to_json()) for r in rows] == rows
     assert rows[1].jaccard["js"]["sep"]["keep"] == rows[1].to_json()["js_sep_jaccard_keep"]
+
+
+def test_table9_over_window_samples_reports_each_sample_its_median_and_range():
+    from attncoda.studies.clustering import SampleSpread, sample_seeds, sample_spread, spread_json, table9
+
+    rng = np.random.default_rng(1)
+    samples = []
+    for _ in range(5):  # five "window samples": independent noisy distance matrices
+        x = rng.normal(size=(12, 3))
+        d = np.sqrt(((x[:, None] - x[None]) ** 2).sum(-1))
+        y = x + rng.normal(scale=0.8, size=x.shape)
+        drop = np.sqrt(((y[:, None] - y[None]) ** 2).sum(-1))
+        distances = {m: {"keep": d, "drop": d if m == "content" else drop} for m in ("js", "cosine", "euclidean", "content")}
+        samples.append(table9(distances, {"sep": {"members": [0, 1]}, "cls": {"members": []}}, ks=(2, 4)))
+    spread = sample_spread(samples)
+    js = spread[4]["cross_ari"]["js"]
+    assert js.values == [s[1].cross_ari["js"] for s in samples]
+    assert js.low <= js.median <= js.high and js.low == min(js.values) and js.high == max(js.values)
+    assert spread[2]["cross_ari"]["content"].values == [1.0] * 5
+    assert np.isnan(spread[2]["jaccard"]["js"]["cls"]["keep"].median), "an empty set in every sample has no Jaccard"
+    assert SampleSpread([0.1, 0.5]).place(0.05) == "below" and SampleSpread([0.1, 0.5]).place(0.3) == "within"
+    assert spread_json(spread)[0]["cross_ari"]["js"]["values"] == spread[2]["cross_ari"]["js"].values
+    assert sample_seeds(3, 4) == [3, 4, 5, 6]
+    with pytest.raises(ValueError, match="at least 1"):
+        sample_seeds(0, 0)

@@ -28,13 +28,21 @@ def chosen_models(model: str) -> tuple[list[str], list[str]]:
     return [model], [model]
 
 
+def sample_seeds(seed: int, samples: int) -> list[int]:
+    """The window samples Table 9 is measured on: seeds ``seed, seed + 1, …`` (each draws its own windows)."""
+    if samples < 1:
+        raise ValueError(f"samples must be at least 1, got {samples}")
+    return [seed + i for i in range(samples)]
+
+
 def jobs(params: dict) -> list[tuple]:
-    """The cache lookups the clustering chapter makes: head distances of each clustered model, and seed-0 signatures
-    (``signature_n`` windows) of each Table 5 model, as ``(kind, model, seed, options)``."""
+    """The cache lookups the clustering chapter makes: head distances of each clustered model on every window sample,
+    and seed-0 signatures (``signature_n`` windows) of each Table 5 model, as ``(kind, model, seed, options)``."""
     clustered, table5 = chosen_models(params["model"])
     hd = {"n": params["n"], "length": params["length"], "batch_size": params["batch_size"]}
     sig = {"n": params["signature_n"], "length": params["length"], "batch_size": 8}
-    return [("head_distances", name, params["seed"], hd) for name in clustered] + [("signatures", name, 0, sig) for name in table5]
+    seeds = sample_seeds(params["seed"], params["samples"])
+    return [("head_distances", name, s, hd) for name in clustered for s in seeds] + [("signatures", name, 0, sig) for name in table5]
 
 
 def head_sets(key_attention: np.ndarray, cls: int, sep, threshold: float = HEAD_SET_THRESHOLD) -> dict[str, dict]:
@@ -136,3 +144,57 @@ def embedding(matrix: np.ndarray, seed: int = 0) -> np.ndarray:
 
     mds = MDS(n_components=2, metric="precomputed", init="classical_mds", random_state=seed, n_init=1, normalized_stress="auto")
     return mds.fit_transform(dissimilarity(matrix))
+
+
+@dataclass(frozen=True)
+class SampleSpread:
+    """One Table 9 number over independent window samples: each sample's value, their median and range."""
+
+    values: list
+
+    @property
+    def finite(self) -> list[float]:
+        return [v for v in self.values if v == v]
+
+    @property
+    def median(self) -> float:
+        return float(np.median(self.finite)) if self.finite else float("nan")
+
+    @property
+    def low(self) -> float:
+        return float(min(self.finite)) if self.finite else float("nan")
+
+    @property
+    def high(self) -> float:
+        return float(max(self.finite)) if self.finite else float("nan")
+
+    def place(self, value: float) -> str:
+        """Where a value falls against the samples: ``below``, ``within`` or ``above`` their range."""
+        return "below" if value < self.low else "above" if value > self.high else "within"
+
+    def to_json(self) -> dict:
+        return {"values": self.values, "median": self.median, "low": self.low, "high": self.high}
+
+
+def sample_spread(samples: list[list[Table9Row]]) -> dict[int, dict]:
+    """Table 9 over window samples: for each K, ``cross_ari[metric]`` and ``jaccard[metric][set][convention]`` as
+    :class:`SampleSpread` over the samples (each sample a :func:`table9` on its own windows, with its own head sets)."""
+    out = {}
+    for i, first in enumerate(samples[0]):
+        rows = [sample[i] for sample in samples]
+        out[first.K] = {
+            "cross_ari": {m: SampleSpread([r.cross_ari[m] for r in rows]) for m in first.cross_ari},
+            "jaccard": {m: {s: {c: SampleSpread([r.jaccard[m][s][c] for r in rows]) for c in ("keep", "drop")} for s in first.jaccard[m]}
+                        for m in first.jaccard},
+        }
+    return out
+
+
+def spread_json(spread: dict[int, dict]) -> list[dict]:
+    """:func:`sample_spread` as the results file's rows: one per K, every spread as ``{values, median, low, high}``."""
+    rows = []
+    for k, per in spread.items():
+        row = {"K": k, "cross_ari": {m: s.to_json() for m, s in per["cross_ari"].items()},
+               "jaccard": {m: {name: {c: s.to_json() for c, s in by_c.items()} for name, by_c in sets.items()} for m, sets in per["jaccard"].items()}}
+        rows.append(row)
+    return rows

@@ -56,3 +56,35 @@ def head_mass_figure(masses: dict[str, dict[str, list]], threshold: float):
         ax.legend(fontsize=SMALLEST_PT)
     fig.tight_layout()
     return fig
+
+
+ARI_METRICS = {"js": "JS", "cosine": "1 − cos", "euclidean": "Euclid."}
+ARI_COLOURS = {"js": "#d62728", "cosine": "#1f77b4", "euclidean": "#2ca02c"}
+
+
+def ari_strip_figure(spreads: dict[str, dict], paper_js: dict[int, float]):
+    """Between-convention ARI of each window sample (dots), per K and classical metric, one panel per model
+    (``spreads[model]`` from :func:`attncoda.studies.clustering.sample_spread`); the median as a bar, the paper's JS
+    value on BERT-base as a black diamond."""
+    fig, axes = panels(len(spreads), 4.0)
+    jitter = np.random.default_rng(0)
+    for ax, (name, spread) in zip(axes, spreads.items()):
+        ks = list(spread)
+        for j, (metric, label) in enumerate(ARI_METRICS.items()):
+            dx = (j - 1) * 0.25
+            for i, k in enumerate(ks):
+                s = spread[k]["cross_ari"][metric]
+                ax.scatter(np.full(len(s.values), i + dx) + jitter.uniform(-0.05, 0.05, len(s.values)), s.values, s=16,
+                           color=ARI_COLOURS[metric], alpha=0.8, label=label if i == 0 else None)
+                ax.plot([i + dx - 0.1, i + dx + 0.1], [s.median, s.median], color=ARI_COLOURS[metric], linewidth=2.5)
+        paper = [paper_js.get(k) for k in ks]
+        ax.scatter([i - 0.25 for i, v in enumerate(paper) if v is not None], [v for v in paper if v is not None], marker="D", s=36,
+                   color="black", zorder=5, label="paper, JS (BERT-base)")
+        ax.set_xticks(range(len(ks)), [f"K = {k}" for k in ks])
+        ax.set_ylim(-0.1, 1.05)
+        ax.set_ylabel("ARI, sink kept vs dropped")
+        ax.set_title(name)
+        ax.axhline(0, color="#999999", linewidth=0.8)
+    axes[0].legend(loc="upper right")
+    fig.tight_layout()
+    return fig
