@@ -29,9 +29,19 @@ def _figures():
     layers = {t: {"entropy": rng.uniform(1, 3, 6), "sink_mass": rng.uniform(0, 1, 6), "concentration": rng.uniform(0, 50, 6)} for t in ("(a)", "(b)")}
     steps = (0, 1, 2, 4, 64, 1000, 3500)
     runs = {g: {f"seed{s}": [{"step": t, "entropy": 3 - t / 1e4, "content_entropy": 2.5, "sink_mass": 0.03} for t in steps] for s in (0, 1)} for g in "sm"}
-    sweeps = {m: {"sparsities": [0.1, 0.2, 0.3], "base": {"perplexity": 20.0},
-                   "selections": [{"metric": k, "sparsity": sp, "perplexity": 25.0} for k in pruning.SELECTION_LABELS for sp in (0.1, 0.2, 0.3)],
-                   "random": [{"sparsity": 0.2, "perplexity": 30.0}]} for m in MODELS[2:]}
+    from attncoda.studies.clustering import SampleSpread
+    from attncoda.studies.pruning_sweep import PruningResult, Scored
+
+    def scored(kind, ppl, **f):
+        return Scored(kind, [], ppl, [1.0], [1], 0.0, **f)
+
+    sweeps = {m: PruningResult(m, {}, 6, 4, [0, 1, 2], [0.1, 0.2, 0.3], 0.2, {}, [scored("base", 20.0)]
+                               + [scored("metric", 25.0 + i, metric=k, seed=i, sparsity=sp, tie_break="first") for k in pruning.SELECTION_LABELS
+                                  for sp in (0.1, 0.2, 0.3) for i in range(3)]
+                               + [scored("metric", 26.0, metric=k, seed=0, sparsity=sp, tie_break="last") for k in pruning.SELECTION_LABELS for sp in (0.1, 0.2, 0.3)]
+                               + [scored("random", 30.0 + d, sparsity=sp, draw=d) for sp in (0.1, 0.2, 0.3) for d in range(10)], [], {}, {}, 0.0)
+              for m in MODELS[2:]}
+    spreads = {m: {k: {"cross_ari": {x: SampleSpread(list(rng.uniform(0, 1, 8))) for x in ("js", "cosine", "euclidean")}} for k in (4, 5, 6, 8)} for m in MODELS[:2]}
     return {
         "witness": lambda: theory.witness_figure(rows),
         "region": lambda: theory.reversal_region_figure(rng.dirichlet((1, 1, 1), 200), rng.uniform(size=200) < 0.3, rows["p"], rows["r"], 0.3),
@@ -43,6 +53,7 @@ def _figures():
         "figure5a": lambda: collapse.reversal_against_sink({"suite": [(0.002 * (i + 1), 0.01 * i) for i in range(20)], "trained": [(0.5, 0.2)]}),
         "pruning": lambda: pruning.pruning_figure(sweeps),
         "pruned_heads": lambda: pruning.pruned_heads_figure({f"{m}\nJS′": (6, 4, [1, 5, 9]) for m in MODELS}),
+        "ari_strip": lambda: clustering.ari_strip_figure(spreads, {4: 0.05, 5: 0.04, 6: 0.01, 8: 0.03}),
         "head_mass": lambda: clustering.head_mass_figure({m: {k: list(rng.uniform(0, 1, 20)) for k in ("sep", "cls", "sink")} for m in MODELS[:2]}, 0.6),
     }
 

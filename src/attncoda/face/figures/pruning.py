@@ -1,47 +1,58 @@
-"""Figures and labels of the pruning chapter: perplexity against sparsity per selection metric, and the pruned heads."""
+"""Figures of the pruning chapter: perplexity against sparsity per selection metric, and the pruned heads."""
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
 
 from ..plots import METRIC_COLOURS, panels
 
-SELECTION_LABELS = {"js": "JS′ (dropped-row JS)", "content": r"$d_A^\perp$ (content)", "aitchison": r"total $d_A$"}
+SELECTION_LABELS = {"js_keep": "JS (sink kept)", "content": r"$d_A^\perp$ (content)", "aitchison": r"total $d_A$", "js": "JS′ (sink dropped)"}
 """Legend labels (matplotlib TeX)."""
 
+SELECTION_COLOURS = {"js_keep": "#8c564b", "content": METRIC_COLOURS["content"], "aitchison": "#ff7f0e", "js": METRIC_COLOURS["js"]}
+OFFSETS = {"js_keep": -1.2, "content": -0.4, "aitchison": 0.4, "js": 1.2}
+"""Horizontal nudges (percentage points) so the metrics' seeds do not sit on each other."""
 
-SELECTION_COLOURS = {"js": METRIC_COLOURS["js"], "content": METRIC_COLOURS["content"], "aitchison": "#ff7f0e"}
 
-
-def pruning_figure(results: dict[str, dict]):
-    """Perplexity against sparsity per selection metric (mean over seeds, log scale), random draws as grey dots, one panel per model."""
+def pruning_figure(results: dict):
+    """Perplexity against sparsity, log scale, one panel per model (:class:`~attncoda.studies.pruning_sweep.PruningResult`):
+    per metric the geometric mean over seeds (line), each seed (dots) and the first seed's other tie-break (cross);
+    random prune sets as grey dots; the unpruned model dotted."""
     fig, axes = panels(len(results) + 1, 4.2)  # the last cell holds the legend
+    jitter = np.random.default_rng(0)
     for ax, (name, r) in zip(axes, results.items()):
-        xs = np.asarray(r["sparsities"]) * 100
-        for metric in SELECTION_LABELS:
-            means = [np.mean([s["perplexity"] for s in r["selections"] if s["metric"] == metric and s["sparsity"] == sp]) for sp in r["sparsities"]]
-            ax.plot(xs, means, "o-", color=SELECTION_COLOURS[metric], label=SELECTION_LABELS[metric], linewidth=2)
-        rand = [(100 * d["sparsity"], d["perplexity"]) for d in r["random"]]
-        if rand:
-            rx, ry = zip(*rand)
-            ax.scatter(np.asarray(rx) + np.random.default_rng(0).uniform(-0.8, 0.8, len(rx)), ry, color="#999999", s=14, label="random draws", zorder=1)
-        ax.axhline(r["base"]["perplexity"], color="black", linestyle=":", label="unpruned")
+        xs = np.asarray(r.sparsities) * 100
+        for sp in r.sparsities:
+            draws = [s.perplexity for s in r.randoms(sp)]
+            ax.scatter(100 * sp + jitter.uniform(-2.2, 2.2, len(draws)), draws, color="#bbbbbb", s=12, zorder=1,
+                       label="random sets" if sp == r.sparsities[0] else None)
+        for metric in r.metrics:
+            colour, dx = SELECTION_COLOURS[metric], OFFSETS[metric]
+            seeds = [[s.perplexity for s in r.metric_sets(metric, sp)] for sp in r.sparsities]
+            means = [float(np.exp(np.mean(np.log(v)))) for v in seeds]
+            ax.plot(xs + dx, means, "-", color=colour, linewidth=2, label=SELECTION_LABELS[metric], zorder=3)
+            for x, v in zip(xs, seeds):
+                ax.scatter(np.full(len(v), x + dx), v, color=colour, s=18, zorder=4)
+            other = [s.perplexity for sp in r.sparsities for s in r.metric_sets(metric, sp, "last")]
+            if len(other) == len(xs):
+                ax.scatter(xs + dx, other, color=colour, marker="x", s=30, zorder=4)
+        ax.axhline(r.base.perplexity, color="black", linestyle=":", label="unpruned")
+        ax.scatter([], [], color="#555555", marker="x", s=30, label="other tie-break (seed 0)")
         ax.set_yscale("log")
         ax.set_xticks(xs)
         ax.set_xlabel("heads pruned (%)")
         ax.set_ylabel("held-out perplexity")
-        ax.set_title(name, fontsize=12)
+        ax.set_title(name)
     key = axes[len(results)]
     key.axis("off")
-    key.legend(*axes[0].get_legend_handles_labels(), loc="center", fontsize="small")
+    key.legend(*axes[0].get_legend_handles_labels(), loc="center")
     fig.tight_layout()
     return fig
 
 
 def pruned_heads_figure(grids: dict[str, tuple[int, int, list[int]]]):
     """The pruned heads on the layer × head grid: ``grids[title] = (layers, heads, pruned flat indices)``."""
-    fig, axes = panels(len(grids), 4.5, cols=3)
+    fig, axes = panels(len(grids), 4.5, cols=2)
     for ax, (title, (layers, heads, pruned)) in zip(axes, grids.items()):
         grid = np.zeros((layers, heads))
         for i in pruned:
@@ -49,6 +60,6 @@ def pruned_heads_figure(grids: dict[str, tuple[int, int, list[int]]]):
         ax.imshow(grid, cmap="Greys", aspect="auto", vmin=0, vmax=1.3, origin="lower")
         ax.set_xlabel("head")
         ax.set_ylabel("layer")
-        ax.set_title(title, fontsize=10)
+        ax.set_title(title)
     fig.tight_layout()
     return fig

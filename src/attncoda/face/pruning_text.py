@@ -1,0 +1,172 @@
+"""The pruning chapter's tables and sentences, from typed sweep results and their readings (no computation decides here).
+
+Every function takes ``results``, a ``{model: PruningResult}`` dict (:mod:`attncoda.studies.pruning_sweep`), and returns
+table rows (lists of dicts) or sentences; :mod:`attncoda.studies.pruning_readings` makes every call about what differs.
+"""
+
+from __future__ import annotations
+
+from ..studies import pruning_readings as pr
+from ..studies.pruning import SELECTION_NAMES, TABLE10_METRICS
+
+
+def ppl(x: float) -> str:
+    """A perplexity to three significant figures, at least one decimal below 100 (``12.3``, ``274``, ``8,789``)."""
+    return f"{x:.1f}" if x < 100 else f"{x:,.0f}"
+
+
+def seeds_text(values) -> str:
+    return ", ".join(ppl(v) for v in values)
+
+
+def p_text(p: float) -> str:
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def glue_protocol(glue, params: dict, names: list[str]) -> None:
+    """The protocol box's values."""
+    glue("model_list", ", ".join(names))
+    glue("n_seeds", str(len(params["seeds"])))
+    glue("n_windows", params["n_windows"])
+    glue("L", params["length"])
+    glue("draws", params["random_draws"])
+    glue("focus_draws", params["focus_draws"])
+    glue("level", f"{pr.LEVEL:g}")
+    glue("half_level", f"{pr.LEVEL / 2:g}")
+    glue("boot", f"{pr.BOOTSTRAP_DRAWS:,}")
+    glue("ci", f"{100 * (1 - pr.LEVEL):.0f}")
+
+
+def table10_rows(results: dict) -> list[dict]:
+    """Ours, as the paper prints Table 10: base (bootstrap interval) and each Table 10 metric's geometric mean over
+    seeds, with the per-seed values."""
+    rows = []
+    for name, r in results.items():
+        lo, hi = pr.base_interval(r.base)
+        for sp in r.sparsities:
+            row = {"model": name, "sparsity (%)": round(100 * sp), f"base [{100 * (1 - pr.LEVEL):.0f} % CI]": f"{ppl(r.base.perplexity)} [{ppl(lo)}, {ppl(hi)}]"}
+            for m in TABLE10_METRICS:
+                values = [s.perplexity for s in r.metric_sets(m, sp)]
+                row[SELECTION_NAMES[m]] = f"{ppl(pr.geometric_mean(values))} ({seeds_text(values)})"
+            rows.append(row)
+    return rows
+
+
+def paper_table10_rows(paper: dict) -> list[dict]:
+    """The paper's Table 10 with its columns named as this chapter names them (its JS keeps the sink)."""
+    rows = []
+    for model, v in paper["table10"]["models"].items():
+        for sp, per in v["rows"].items():
+            rows.append({"model": model, "sparsity (%)": round(100 * float(sp)), "base": f"{v['base'][0]} ± {v['base'][1]}",
+                         **{SELECTION_NAMES[k]: f"{x[0]} ± {x[1]}" for k, x in per.items()}})
+    return rows
+
+
+def random_rows(cells: list) -> list[dict]:
+    """Each metric placed among the random prune sets: geometric mean (per seed), the first seed's two tie-breaks,
+    the random draws, the two one-sided rank-test p-values and the reading they allow."""
+    return [{"model": c.model, "sparsity (%)": round(100 * c.sparsity), "metric": SELECTION_NAMES[c.metric],
+             "geometric mean (per seed)": f"{ppl(c.geometric_mean)} ({seeds_text(c.per_seed)})",
+             "seed 0: first / last tie-break": " / ".join(ppl(c.tie_breaks[t]) for t in ("first", "last") if t in c.tie_breaks),
+             "random: median [min, max] (n)": f"{ppl(c.random_median)} [{ppl(c.random_min)}, {ppl(c.random_max)}] ({c.random_n})",
+             "p lower": p_text(c.p_lower), "p higher": p_text(c.p_higher), "reading": c.reading} for c in cells]
+
+
+def table11_rows(results: dict, cells: list) -> list[dict]:
+    """Ours, as the paper prints Table 11 (the focus sparsity): total d_A, JS′ and the random draws, each metric with
+    its reading against random."""
+    rows = []
+    for name, r in results.items():
+        by = {c.metric: c for c in cells if c.model == name and c.sparsity == r.focus}
+        draws = sorted(s.perplexity for s in r.randoms(r.focus))
+        rows.append({"model": name, **{SELECTION_NAMES[m]: f"{ppl(by[m].geometric_mean)}: {by[m].reading.replace(' from random', '').replace(' than random', '')}"
+                                       for m in ("aitchison", "js")},
+                     f"random ({len(draws)} draws): median [min, max]": f"{ppl(by['js'].random_median)} [{ppl(draws[0])}, {ppl(draws[-1])}]",
+                     "first two draws": f"{ppl(r.randoms(r.focus)[0].perplexity)} / {ppl(r.randoms(r.focus)[1].perplexity)}"})
+    return rows
+
+
+def paper_table11_rows(paper: dict) -> list[dict]:
+    return [{"model": m, SELECTION_NAMES["aitchison"]: f"{v['aitchison'][0]} ± {v['aitchison'][1]}", SELECTION_NAMES["js"]: f"{v['js'][0]} ± {v['js'][1]}",
+             "random A / B": f"{v['random'][0]} / {v['random'][1]}"} for m, v in paper["table11"]["models"].items()]
+
+
+def contrast_rows(contrasts: list) -> list[dict]:
+    """Metric against metric: ratio of geometric-mean perplexities with its paired bootstrap interval, and the reading."""
+    return [{"model": c.model, "sparsity (%)": round(100 * c.sparsity), "a / b": f"{SELECTION_NAMES[c.a]} / {SELECTION_NAMES[c.b]}",
+             f"ratio [{100 * (1 - pr.LEVEL):.0f} % CI]": f"{c.ratio:.2f} [{c.low:.2f}, {c.high:.2f}]", "seeds agree": "yes" if c.seeds_agree else "no",
+             "tie-break ranges apart": "yes" if c.tie_ranges_apart else "no", "reading": c.reading} for c in contrasts]
+
+
+def overlap_rows(results: dict) -> list[dict]:
+    """At the focus sparsity: shared heads between metrics, across seeds and across tie-breaks."""
+    rows = []
+    for name, r in results.items():
+        o = pr.set_overlaps(r, r.focus)
+        row = {"model": name}
+        for pair in o["between"]:
+            row[f"{SELECTION_NAMES[pair['a']]} ∩ {SELECTION_NAMES[pair['b']]}"] = pair["share"]
+        rows.append({**row, **{f"{SELECTION_NAMES[m]}: across seeds": v for m, v in o["across_seeds"].items()},
+                     **{f"{SELECTION_NAMES[m]}: across tie-breaks": v for m, v in o["tie_break"].items()}})
+    return rows
+
+
+def reading_sentence(cells: list) -> str:
+    """Which metrics the rank test separates from random, by model; the rest are named as indistinguishable."""
+    parts = []
+    for name in dict.fromkeys(c.model for c in cells):
+        mine = [c for c in cells if c.model == name]
+        decided = [f"{SELECTION_NAMES[c.metric]} at {100 * c.sparsity:.0f} % {c.reading} (p = {p_text(min(c.p_lower, c.p_higher))})"
+                   for c in mine if c.reading != "indistinguishable from random"]
+        parts.append(f"on {name}, " + ("; ".join(decided) + f", and the other {len(mine) - len(decided)} metric-sparsity cells indistinguishable from random"
+                                       if decided else f"all {len(mine)} metric-sparsity cells indistinguishable from random"))
+    return "; ".join(parts).capitalize() + "."
+
+
+def contrast_sentence(contrasts: list) -> str:
+    decided = [c for c in contrasts if c.reading != "indistinguishable"]
+    if not decided:
+        return (f"No pair of metrics differs by the chapter's rule at any sparsity on any model ({len(contrasts)} comparisons): where the "
+                "bootstrap interval excludes 1, the seeds or the tie-breaks do not agree.")
+    listed = "; ".join(f"{c.model} at {100 * c.sparsity:.0f} %: {c.reading} than {SELECTION_NAMES[c.b if c.reading.startswith(SELECTION_NAMES[c.a]) else c.a]} "
+                       f"(ratio {c.ratio:.2f} [{c.low:.2f}, {c.high:.2f}])" for c in decided)
+    return f"{len(decided)} of {len(contrasts)} metric pairs differ by the chapter's rule: {listed}. Every other pair is indistinguishable."
+
+
+def blow_up_sentence(results: dict, paper: dict) -> str:
+    """The kept-row JS's largest geometric-mean blow-up over the base here, beside the paper's Llama-3.2-1B figure."""
+    worst = max(((name, sp, pr.geometric_mean([s.perplexity for s in r.metric_sets("js_keep", sp)]) / r.base.perplexity)
+                 for name, r in results.items() for sp in r.sparsities), key=lambda x: x[2])
+    llama = paper["table10"]["models"]["Llama-3.2-1B"]
+    js = llama["rows"]["0.2"]["js_keep"][0]
+    return (f"The paper's \"wrong channel\" is Llama-3.2-1B at 20 %: JS with the sink kept gives {js:,.1f} against a base of {llama['base'][0]} "
+            f"({js / llama['base'][0]:.0f}×, the paper's numbers). Here the largest such blow-up, as a geometric mean over seeds, is "
+            f"{worst[2]:.1f}× on {worst[0]} at {100 * worst[1]:.0f} %.")
+
+
+def precision_rows(checks: list) -> list[dict]:
+    return [{"model": c.model, "set": label, "bf16": ppl(b), "float32": ppl(f), "relative difference": f"{abs(b / f - 1):.1e}"}
+            for c in checks for label, b, f in c.pairs]
+
+
+def precision_sentence(checks: list) -> str:
+    worst = max(checks, key=lambda c: c.max_relative)
+    same = all(c.same_order for c in checks)
+    return (f"bf16 and float32 differ by at most {100 * worst.max_relative:.2f} % in perplexity ({worst.model}); "
+            + ("the checked metrics come in the same order under both on every model." if same else
+               "on " + ", ".join(c.model for c in checks if not c.same_order) + " the checked metrics change order: read those in float32."))
+
+
+def cost_sentence(results: dict) -> str:
+    """Evaluations per model and what they cost when nothing is cached (each evaluation's own time, read from its cache entry)."""
+    import numpy as np
+
+    parts = []
+    total = 0.0
+    for name, r in results.items():
+        every = [s for s in r.scored + r.checks]
+        unique = {(tuple(s.heads), s.dtype): s.seconds for s in every}
+        seconds = sum(unique.values())
+        total += seconds
+        parts.append(f"{name}: {len(unique)} distinct evaluations (median {np.median(list(unique.values())):.1f} s), {seconds / 60:.0f} min")
+    return "; ".join(parts) + f"; {total / 60:.0f} min in all when nothing is cached"
