@@ -6,6 +6,8 @@ table rows (lists of dicts) or sentences; :mod:`attncoda.studies.pruning_reading
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..studies import pruning_readings as pr
 from ..studies.pruning import SELECTION_NAMES, TABLE10_METRICS
 
@@ -80,8 +82,8 @@ def table11_rows(results: dict, cells: list) -> list[dict]:
         by = {c.metric: c for c in cells if c.model == name and c.sparsity == r.focus}
         draws = sorted(s.perplexity for s in r.randoms(r.focus))
         rows.append({"model": name, **{SELECTION_NAMES[m]: f"{ppl(by[m].geometric_mean)}: {by[m].reading.replace(' from random', '').replace(' than random', '')}"
-                                       for m in ("aitchison", "js")},
-                     f"random ({len(draws)} draws): median [min, max]": f"{ppl(by['js'].random_median)} [{ppl(draws[0])}, {ppl(draws[-1])}]",
+                                       for m in ("aitchison", "js") if m in by},
+                     f"random ({len(draws)} draws): median [min, max]": f"{ppl(float(np.median(draws)))} [{ppl(draws[0])}, {ppl(draws[-1])}]",
                      "first two draws": f"{ppl(r.randoms(r.focus)[0].perplexity)} / {ppl(r.randoms(r.focus)[1].perplexity)}"})
     return rows
 
@@ -120,7 +122,8 @@ def reading_sentence(cells: list) -> str:
                    for c in mine if c.reading != "indistinguishable from random"]
         parts.append(f"on {name}, " + ("; ".join(decided) + f", and the other {len(mine) - len(decided)} metric-sparsity cells indistinguishable from random"
                                        if decided else f"all {len(mine)} metric-sparsity cells indistinguishable from random"))
-    return "; ".join(parts).capitalize() + "."
+    sentence = "; ".join(parts)
+    return sentence[:1].upper() + sentence[1:] + "."
 
 
 def contrast_sentence(contrasts: list) -> str:
@@ -159,8 +162,6 @@ def precision_sentence(checks: list) -> str:
 
 def cost_sentence(results: dict) -> str:
     """Evaluations per model and what they cost when nothing is cached (each evaluation's own time, read from its cache entry)."""
-    import numpy as np
-
     parts = []
     total = 0.0
     for name, r in results.items():
@@ -170,3 +171,34 @@ def cost_sentence(results: dict) -> str:
         total += seconds
         parts.append(f"{name}: {len(unique)} distinct evaluations (median {np.median(list(unique.values())):.1f} s), {seconds / 60:.0f} min")
     return "; ".join(parts) + f"; {total / 60:.0f} min in all when nothing is cached"
+
+
+def paper_order_sentence(paper: dict) -> str:
+    """Which Table 10 metric gives the paper's lowest perplexity, per model and sparsity (the paper's numbers: mean over
+    three seeds, no test against random)."""
+    parts = []
+    for model, v in paper["table10"]["models"].items():
+        best = {}
+        for sp, per in v["rows"].items():
+            best.setdefault(SELECTION_NAMES[min(per, key=lambda k: per[k][0])], []).append(f"{100 * float(sp):.0f}")
+        parts.append(f"{model}: " + "; ".join(f"{m} at {', '.join(sps)} %" for m, sps in best.items()))
+    return "In the paper's Table 10 the lowest perplexity comes from " + "; on ".join(parts) + "."
+
+
+def stakes_rows(results: dict) -> list[dict]:
+    """Table 8's stakes for the prune set (first seed): retention under temperature and overlap across sink definitions."""
+    rows = []
+    for name, r in results.items():
+        s = r.stakes
+        rows.append({"model": name, "JS′ retention over τ (min)": s["js"]["retention_min"], "d_A^⊥ retention over τ (min)": s["content"]["retention_min"],
+                     f"JS′ overlap, default vs {s['alternative_sink']} sink": s["js"]["sink_set_overlap"],
+                     f"d_A^⊥ overlap, default vs {s['alternative_sink']} sink": s["content"]["sink_set_overlap"]})
+    return rows
+
+
+def stakes_sentence(results: dict) -> str:
+    exact = all(r.stakes["content"]["retention_min"] == 1.0 for r in results.values())
+    lowest = min(r.stakes["js"]["retention_min"] for r in results.values())
+    return (("The content distance keeps exactly the same prune set under every temperature on every model" if exact else
+             "The content distance's prune set moved under some temperature: a bug (it scales by 1/τ)")
+            + f"; JS′ keeps as little as {lowest:.2f} of it. Redefining the sink changes both metrics' prune sets.")

@@ -1,0 +1,48 @@
+"""The pruning chapter's tables and sentences say what the readings decided, and nothing else."""
+
+from dataclasses import replace
+
+from attncoda.face import pruning_text as text
+from attncoda.face.results import paper_reference
+from attncoda.studies import pruning_readings as pr
+from test_pruning_readings import _result
+
+
+def _results(shift):
+    r = _result(shift=shift)
+    checks = [replace(s, dtype="float32", perplexity=s.perplexity * 1.001) for s in r.scored
+              if s.kind == "base" or (s.kind == "metric" and s.seed == 0 and s.tie_break == "first")]
+    return {"fake": replace(r, checks=checks, stakes={"js": {"retention_min": 0.5, "sink_set_overlap": 0.4},
+                                                      "content": {"retention_min": 1.0, "sink_set_overlap": 0.9}, "alternative_sink": "first4"})}
+
+
+def test_a_decided_contrast_and_an_undecided_one_read_differently():
+    clear, null = _results(0.5), _results(0.0)
+    cells = [c for r in clear.values() for c in pr.metric_cells(r)]
+    assert "better than random" in text.reading_sentence(cells) and text.reading_sentence(cells)[0] == "O"
+    decided = text.contrast_sentence([c for r in clear.values() for c in pr.contrasts(r, 0.2)])
+    assert decided.startswith("1 of 1 metric pairs") and "d_A^⊥ (content) prunes better than total d_A" in decided
+    assert text.contrast_sentence([c for r in null.values() for c in pr.contrasts(r, 0.2)]).startswith("No pair of metrics differs")
+
+
+def test_tables_carry_geometric_means_seeds_and_tests():
+    results = _results(0.5)
+    cells = [c for r in results.values() for c in pr.metric_cells(r)]
+    row = text.table10_rows(results)[0]
+    assert set(row) >= {"model", "sparsity (%)", "d_A^⊥ (content)", "total d_A"} and "(" in row["total d_A"]
+    assert text.random_rows(cells)[0]["reading"] in {"better than random", "worse than random", "indistinguishable from random"}
+    assert "better" in text.table11_rows(results, cells)[0]["total d_A"] or "worse" in text.table11_rows(results, cells)[0]["total d_A"]
+    checks = [pr.precision_check(r) for r in results.values()]
+    assert "0.10 %" in text.precision_sentence(checks) and "same order" in text.precision_sentence(checks)
+    assert text.stakes_sentence(results).startswith("The content distance keeps exactly") and len(text.stakes_rows(results)) == 1
+    assert "distinct evaluations" in text.cost_sentence(results)
+
+
+def test_the_paper_s_columns_are_named_as_the_chapter_names_them():
+    paper = paper_reference()
+    rows = text.paper_table10_rows(paper)
+    assert "JS (sink kept)" in rows[0] and "JS′ (sink dropped)" not in rows[0]
+    assert "JS′ (sink dropped)" in text.paper_table11_rows(paper)[0]
+    assert "GPT-2 (124M): JS (sink kept) at 10, 20, 30 %" in text.paper_order_sentence(paper)
+    assert "137×" in text.blow_up_sentence({"fake": _result(0.1)}, paper)
+    assert text.ppl(12.34) == "12.3" and text.ppl(8789.2) == "8,789"
