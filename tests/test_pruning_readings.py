@@ -94,3 +94,16 @@ def test_the_sweep_on_a_tiny_model_scores_every_planned_set_and_round_trips(tiny
     assert [s.perplexity for s in again.scored] == [s.perplexity for s in r.scored], "a rerun reads the same bits back"
     with pytest.raises(ValueError, match="focus sparsity"):
         pruning_sweep.sweep(str(tiny_llama), sparsities=(0.1,), n_windows=4, length=24, signature_n=6)
+
+
+def test_the_precision_check_names_sets_that_swap_order_between_dtypes():
+    from dataclasses import replace
+
+    r = _result(shift=0.5)
+    first = [s for s in r.scored if s.kind == "base" or (s.kind == "metric" and s.seed == 0 and s.tie_break == "first")]
+    flipped = {"content": 1.5, "aitchison": 0.5}  # float32 turns the bf16 order around
+    checks = [replace(s, dtype="float32", perplexity=s.perplexity * flipped.get(s.metric, 1.0)) for s in first]
+    check = pr.precision_check(replace(r, checks=checks))
+    assert not check.same_order and len(check.swaps) == 1 and check.max_relative == pytest.approx(1.0)  # |bf16 / float32 − 1| of the halved set
+    same = pr.precision_check(replace(r, checks=[replace(s, dtype="float32") for s in first]))
+    assert same.same_order and same.max_relative == 0.0

@@ -33,7 +33,10 @@ def test_tables_carry_geometric_means_seeds_and_tests():
     assert text.random_rows(cells)[0]["reading"] in {"better than random", "worse than random", "indistinguishable from random"}
     assert "better" in text.table11_rows(results, cells)[0]["total d_A"] or "worse" in text.table11_rows(results, cells)[0]["total d_A"]
     checks = [pr.precision_check(r) for r in results.values()]
-    assert "0.10 %" in text.precision_sentence(checks) and "same order" in text.precision_sentence(checks)
+    assert "0.10 %" in text.precision_sentence(checks, []) and "same order" in text.precision_sentence(checks, [])
+    swapped = [replace(c, swaps=[["a", "b", 0.001]]) for c in checks]
+    contrasts = [c for r in results.values() for c in pr.contrasts(r, 0.2)]
+    assert "swap order" in text.precision_sentence(swapped, contrasts) and "at least" in text.precision_sentence(swapped, contrasts)
     assert text.stakes_sentence(results).startswith("The content distance keeps exactly") and len(text.stakes_rows(results)) == 1
     assert "distinct evaluations" in text.cost_sentence(results)
 

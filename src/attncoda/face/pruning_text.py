@@ -152,12 +152,18 @@ def precision_rows(checks: list) -> list[dict]:
             for c in checks for label, b, f in c.pairs]
 
 
-def precision_sentence(checks: list) -> str:
+def precision_sentence(checks: list, contrasts: list) -> str:
     worst = max(checks, key=lambda c: c.max_relative)
-    same = all(c.same_order for c in checks)
-    return (f"bf16 and float32 differ by at most {100 * worst.max_relative:.2f} % in perplexity ({worst.model}); "
-            + ("the checked metrics come in the same order under both on every model." if same else
-               "on " + ", ".join(c.model for c in checks if not c.same_order) + " the checked metrics change order: read those in float32."))
+    swaps = [(c.model, *s) for c in checks for s in c.swaps]
+    if not swaps:
+        return (f"bf16 and float32 differ by at most {100 * worst.max_relative:.2f} % in perplexity ({worst.model}); the checked metrics come "
+                "in the same order under both on every model.")
+    listed = "; ".join(f"on {m}, {a} and {b} ({100 * gap:.2f} % apart in bf16)" for m, a, b, gap in swaps)
+    decided = [abs(c.ratio - 1) for c in contrasts if c.reading != "indistinguishable"]
+    margin = (f" Every pair of metrics this page calls different is at least {100 * min(decided):.0f} % apart, far beyond that." if decided and
+              min(decided) > 4 * worst.max_relative else "")
+    return (f"bf16 and float32 differ by at most {100 * worst.max_relative:.2f} % in perplexity ({worst.model}). Checked sets swap order "
+            f"between the dtypes where they lie closer than that: {listed}.{margin}")
 
 
 def cost_sentence(results: dict) -> str:

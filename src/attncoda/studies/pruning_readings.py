@@ -195,13 +195,17 @@ def set_overlaps(result, sparsity: float) -> dict:
 
 @dataclass(frozen=True)
 class PrecisionCheck(JsonRecord):
-    """bf16 against float32 on the checked sets: the largest relative perplexity difference, and whether the
-    checked metrics come in the same order."""
+    """bf16 against float32 on the checked sets: the largest relative perplexity difference, and the pairs of checked
+    metric sets whose order differs between the two (with their gap in bf16: ``|log(a / b)|``)."""
 
     model: str
     pairs: list  # [label, bf16, float32]
     max_relative: float
-    same_order: bool
+    swaps: list  # [label a, label b, bf16 gap]
+
+    @property
+    def same_order(self) -> bool:
+        return not self.swaps
 
 
 def precision_check(result) -> PrecisionCheck:
@@ -212,6 +216,6 @@ def precision_check(result) -> PrecisionCheck:
                      and s.seed == check.seed and s.tie_break == check.tie_break)
         pairs.append([match.label().replace(f" ({match.dtype})", ""), match.perplexity, check.perplexity])
     rel = max(abs(b / f - 1) for _, b, f in pairs)
-    metric_pairs = pairs[1:]
-    same = [p[0] for p in sorted(metric_pairs, key=lambda p: p[1])] == [p[0] for p in sorted(metric_pairs, key=lambda p: p[2])]
-    return PrecisionCheck(result.model, pairs, float(rel), bool(same))
+    sets = [p for p in pairs if p[0] != "base"]
+    swaps = [[a[0], b[0], abs(math.log(a[1] / b[1]))] for a, b in combinations(sets, 2) if (a[1] < b[1]) != (a[2] < b[2])]
+    return PrecisionCheck(result.model, pairs, float(rel), swaps)
