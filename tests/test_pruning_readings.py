@@ -105,5 +105,6 @@ def test_the_precision_check_names_sets_that_swap_order_between_dtypes():
     checks = [replace(s, dtype="float32", perplexity=s.perplexity * flipped.get(s.metric, 1.0)) for s in first]
     check = pr.precision_check(replace(r, checks=checks))
     assert not check.same_order and len(check.swaps) == 1 and check.max_relative == pytest.approx(1.0)  # |bf16 / float32 − 1| of the halved set
+    assert check.pairs[0][0] == "base" and set(check.swaps[0][:2]) == {"d_A^⊥ (content)", "total d_A"}  # sets named by their metric
     same = pr.precision_check(replace(r, checks=[replace(s, dtype="float32") for s in first]))
     assert same.same_order and same.max_relative == 0.0

@@ -94,6 +94,7 @@ ready.then((typesetDone) => {
     rawCode: (text.match(/`[^`\\n]{1,80}`/g) || []).length,
     fusedCells: fusedCells(main),
     unscrolledWide: unscrolledWide(main),
+    clippedCaptions: clippedCaptions(main),
     smallImages: [...main.querySelectorAll('.cell_output img, figure img')].filter(i => i.naturalWidth > 0 && i.offsetParent !== null).map(i => ({
       src: i.src.split('/').pop(), ratio: i.getBoundingClientRect().width / i.naturalWidth})),
     emptyHeadings: [...main.querySelectorAll('section')].filter(sec => {
@@ -132,6 +133,23 @@ function unscrolledWide(root) {
       if ((style.overflowX === 'auto' || style.overflowX === 'scroll') && up.getBoundingClientRect().width <= column.width + 1) { scrolls = true; break; }
     }
     if (!scrolls) found.push(`${el.tagName.toLowerCase()} ${Math.round(el.scrollWidth)} px in a ${Math.round(column.width)} px column: ${el.innerText.slice(0, 40)}`);
+  }
+  return found;
+}
+
+// A table caption whose text runs past the box it scrolls in (or past the column): its end is hidden.
+function clippedCaptions(root) {
+  const column = root.getBoundingClientRect();
+  const found = [];
+  for (const caption of root.querySelectorAll('caption')) {
+    let box = column;
+    for (let up = caption.parentElement; up && up !== root; up = up.parentElement) {
+      const style = getComputedStyle(up);
+      if (style.overflowX === 'auto' || style.overflowX === 'scroll' || style.overflowX === 'hidden') { box = up.getBoundingClientRect(); break; }
+    }
+    const r = document.createRange(); r.selectNodeContents(caption);
+    const text = r.getBoundingClientRect();
+    if (text.right > box.right + 1 || text.left < box.left - 1) found.push(`${Math.round(text.width)} px caption in a ${Math.round(box.width)} px box: ${caption.innerText.slice(0, 40)}`);
   }
   return found;
 }
@@ -226,6 +244,7 @@ def reader_problems(name: str, found: dict) -> list[str]:
         problems.append(f"{name}: notation outside math mode: {found['proseText'][max(0, tex.start() - 30):tex.end() + 10]!r}")
     problems += [f"{name}: numbers in adjacent cells run together: {c}" for c in found["fusedCells"]]
     problems += [f"{name}: clipped, with no scroll box: {w}" for w in found["unscrolledWide"]]
+    problems += [f"{name}: a table caption runs out of view: {c}" for c in found["clippedCaptions"]]
     problems += [f"{name}: empty section under the heading {h!r}" for h in found["emptyHeadings"]]
     for image in found["smallImages"]:
         smallest = image["ratio"] * SMALLEST_FONT_PX
@@ -241,6 +260,7 @@ DEFECTS = """<!doctype html><html><head><meta charset="utf-8"><style>td { paddin
 <p>The content part d_A^⊥ is invariant.</p>
 <table><tr><td>1.25</td><td>3.50</td><td>nan</td></tr></table>
 <table style="width: 3000px"><tr><td>a table wider than any column</td></tr></table>
+<div style="overflow-x: auto"><table style="width: 3000px"><caption>A caption as wide as its table, most of it out of view</caption><tr><td>wide</td></tr></table></div>
 <div class="cell_output"><img src="wide.png" style="width: 500px"></div>
 </section>
 <section><h2>Figure 4: an empty section</h2></section>
@@ -258,7 +278,7 @@ def test_the_checks_catch_each_defect(browser, tmp_path):
     browser.get(page.as_uri())
     problems = "\n".join(reader_problems("defects.html", browser.execute_async_script(PAGE_CHECK)))
     for expected in ("a progress bar", "a path of the machine", "nan", "notation outside math mode", "run together: 1.25 | 3.50",
-                     "clipped, with no scroll box: table", "figure wide.png is shown at 25 %", "empty section under the heading 'Figure 4"):
+                     "clipped, with no scroll box: table", "a table caption runs out of view", "figure wide.png is shown at 25 %", "empty section under the heading 'Figure 4"):
         assert expected in problems, f"the check missed: {expected}\n{problems}"
 
 

@@ -81,6 +81,25 @@ def tex(label: str) -> str:
     return re.sub("|".join(rf"(?<!\\\(){re.escape(k)}" for k in TEX), lambda m: TEX[m.group(0)], label)  # not twice
 
 
+def dollar_math(text: str) -> str:
+    r"""``text`` with its notation (:data:`TEX`) in MyST's dollar math, for a sentence pasted as Markdown.
+
+    Examples
+    --------
+    >>> print(dollar_math("JS (sink kept) prunes better than d_A^⊥ (content) and total d_A"))
+    JS (sink kept) prunes better than $d_A^\perp$ (content) and total $d_A$
+    """
+    return tex(text).replace(r"\(", "$").replace(r"\)", "$")
+
+
+def glue_sentence(name: str, sentence: str) -> None:
+    """Hand a computed sentence to the book as Markdown with its notation typeset; the page pastes it with the
+    ``glue:md`` role (the ``glue:text`` role would show ``d_A^⊥`` as raw characters)."""
+    from IPython.display import Markdown
+
+    glue(name, Markdown(dollar_math(sentence)))
+
+
 def typeset_tables() -> None:
     """Have every table this kernel displays (a pandas DataFrame or Styler) write its notation as math (:func:`tex`),
     which the book typesets; outside IPython it does nothing."""

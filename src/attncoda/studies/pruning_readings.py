@@ -195,8 +195,9 @@ def set_overlaps(result, sparsity: float) -> dict:
 
 @dataclass(frozen=True)
 class PrecisionCheck(JsonRecord):
-    """bf16 against float32 on the checked sets: the largest relative perplexity difference, and the pairs of checked
-    metric sets whose order differs between the two (with their gap in bf16: ``|log(a / b)|``)."""
+    """bf16 against float32 on the checked sets (the unpruned model, ``"base"``, and each metric's first-seed set at the
+    focus sparsity under the first tie-break, named by its metric): the largest relative perplexity difference, and the
+    pairs of checked metric sets whose order differs between the two (with their gap in bf16: ``|log(a / b)|``)."""
 
     model: str
     pairs: list  # [label, bf16, float32]
@@ -214,7 +215,8 @@ def precision_check(result) -> PrecisionCheck:
     for check in result.checks:
         match = next(s for s in result.scored if s.heads == check.heads and s.kind == check.kind and s.metric == check.metric
                      and s.seed == check.seed and s.tie_break == check.tie_break)
-        pairs.append([match.label().replace(f" ({match.dtype})", ""), match.perplexity, check.perplexity])
+        name = "base" if match.kind == "base" else SELECTION_NAMES[match.metric]
+        pairs.append([name, match.perplexity, check.perplexity])
     rel = max(abs(b / f - 1) for _, b, f in pairs)
     sets = [p for p in pairs if p[0] != "base"]
     swaps = [[a[0], b[0], abs(math.log(a[1] / b[1]))] for a, b in combinations(sets, 2) if (a[1] < b[1]) != (a[2] < b[2])]
