@@ -94,7 +94,8 @@ def dollar_math(text: str) -> str:
 
 def glue_sentence(name: str, sentence: str) -> None:
     """Hand a computed sentence to the book as Markdown with its notation typeset; the page pastes it with the
-    ``glue:md`` role (the ``glue:text`` role would show ``d_A^⊥`` as raw characters)."""
+    ``glue:md`` role in MyST format, ``name:myst`` (the default CommonMark format leaves ``$…$`` as it is, and the
+    ``glue:text`` role would show ``d_A^⊥`` as raw characters)."""
     from IPython.display import Markdown
 
     glue(name, Markdown(dollar_math(sentence)))
