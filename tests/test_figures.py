@@ -76,3 +76,15 @@ def test_figure_5a_reads_checkpoints_near_zero():
     ax = fig.axes[0]
     assert ax.get_xscale() == "log" and ax.get_xlim()[0] < 0.001
     plt.close(fig)
+
+
+def test_the_pruned_heads_grid_sets_notation_as_math_and_counts_whole_heads():
+    import matplotlib.pyplot as plt
+
+    fig = pruning.pruned_heads_figure({"gemma3-270m: d_A^⊥ (content)": (18, 4, [0, 5, 70])})
+    ax = fig.axes[0]
+    fig.canvas.draw()
+    assert ax.get_title() == r"gemma3-270m: $d_A^\perp$ (content)"
+    for ticks in (ax.get_xticks(), ax.get_yticks()):
+        assert all(float(t).is_integer() for t in ticks), ticks
+    plt.close(fig)

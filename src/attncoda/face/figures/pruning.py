@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from matplotlib.ticker import MaxNLocator
+
 from ..plots import METRIC_COLOURS, panels
+from ..report import dollar_math
 
 SELECTION_LABELS = {"js_keep": "JS (sink kept)", "content": r"$d_A^\perp$ (content)", "aitchison": r"total $d_A$", "js": "JS′ (sink dropped)"}
 """Legend labels (matplotlib TeX)."""
@@ -51,7 +54,8 @@ def pruning_figure(results: dict):
 
 
 def pruned_heads_figure(grids: dict[str, tuple[int, int, list[int]]]):
-    """The pruned heads on the layer × head grid: ``grids[title] = (layers, heads, pruned flat indices)``."""
+    """The pruned heads on the layer × head grid: ``grids[title] = (layers, heads, pruned flat indices)``; notation in a
+    title (``d_A^⊥``) is set as math, and heads and layers are counted in whole numbers."""
     fig, axes = panels(len(grids), 4.5, cols=2)
     for ax, (title, (layers, heads, pruned)) in zip(axes, grids.items()):
         grid = np.zeros((layers, heads))
@@ -60,6 +64,8 @@ def pruned_heads_figure(grids: dict[str, tuple[int, int, list[int]]]):
         ax.imshow(grid, cmap="Greys", aspect="auto", vmin=0, vmax=1.3, origin="lower")
         ax.set_xlabel("head")
         ax.set_ylabel("layer")
-        ax.set_title(title)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_title(dollar_math(title))
     fig.tight_layout()
     return fig
