@@ -177,7 +177,7 @@ def test_every_page_renders_in_a_real_browser(site, browser):
     assert any(p.name == "index.html" for p in pages) and len(pages) >= len(CHAPTERS) + 1
     SHOTS.mkdir(parents=True, exist_ok=True)
     problems = []
-    browser.set_script_timeout(60)
+    browser.set_script_timeout(180)  # under a loaded CI machine (notebook tests beside it) a long page can take a minute
     for page in pages:
         browser.get(page.as_uri())
         found = browser.execute_async_script(PAGE_CHECK)
@@ -214,6 +214,7 @@ def test_every_page_renders_in_a_real_browser(site, browser):
         problems += reader_problems(name, found)
         browser.set_window_size(*PHONE)
         browser.get(page.as_uri())
+        print(f"checking {name} at phone width", flush=True)  # shown with a failure: which page timed out
         browser.execute_async_script(PAGE_CHECK)
         browser.save_screenshot(str(SHOTS / (name.replace("/", "__") + ".phone.png")))
         browser.set_window_size(*DESKTOP)
