@@ -3,10 +3,12 @@
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import attncoda as ac
 from attncoda.engine.capture import CaptureError, capture_attention
-from attncoda.math.rowstats import row_statistics
+from attncoda.math.rowstats import row_statistics, row_statistics_from_scores
 from attncoda.engine.models import load_model
 from attncoda.engine.signatures import SignatureAccumulator
 from tiny_models import CAUSAL, FAMILIES, tiny_family_folders, tiny_inputs
@@ -28,7 +30,7 @@ def test_captured_rows_equal_output_attentions(tiny, family):
 
     def keep(i, w, lw):
         captured.setdefault(i, w.clone())
-        logs.setdefault(i, lw.clone())
+        logs.setdefault(i, torch.as_tensor(np.asarray(lw)))  # the lazy log-softmax, formed as an array
 
     with torch.inference_mode(), capture_attention(loaded.backbone, keep):
         loaded.backbone(**inputs)
@@ -146,3 +148,42 @@ def test_an_architecture_without_attention_weights_is_refused():
     with pytest.raises(CaptureError, match="returned no attention weights"):
         with capture_attention(model, lambda i, w, lw: None):
             model(torch.zeros(2))
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**16), length=st.integers(2, 40), scale=st.floats(0.1, 30.0), causal=st.booleans(),
+       sink=st.sampled_from([(0,), (0, 1)]))
+def test_statistics_from_scores_equal_those_from_the_float64_log_softmax(seed, length, scale, causal, sink):
+    """The fused path (running sums of exp(z − max) inside the kernel) against the full float64 log-softmax, for any scores."""
+    rng = np.random.default_rng(seed)
+    scores = (rng.normal(0, scale, (2, 3, length, length)) + rng.normal(0, 50)).astype(np.float32)
+    if causal:  # eager attention adds the dtype's minimum above the diagonal
+        scores = np.where(np.tri(length, dtype=bool), scores, np.finfo(np.float32).min).astype(np.float32)
+    logs = torch.log_softmax(torch.as_tensor(scores, dtype=torch.float64), -1).numpy()
+    expected = row_statistics(logs, sink, causal, logs=True)
+    stats, lse = row_statistics_from_scores(scores, sink, causal)
+    for k, v in expected.items():
+        np.testing.assert_allclose(stats[k], v, rtol=1e-10, atol=1e-11, equal_nan=True, err_msg=k)
+    np.testing.assert_allclose(lse, torch.logsumexp(torch.as_tensor(scores, dtype=torch.float64), -1).numpy(), rtol=1e-13, atol=0)
+
+
+@pytest.mark.parametrize("family", ["llama", "bert"])
+def test_the_accumulator_reads_scores_as_it_reads_the_full_log_softmax(tiny, family):
+    """Signatures and row statistics from the lazy log-softmax's scores equal those from the float64 array it stands for."""
+    loaded = load_model(str(tiny[family]))
+    inputs = tiny_inputs(loaded, n=3, length=16)
+    info = loaded.info
+    fused = SignatureAccumulator(info.layers, info.heads, 16, info.causal, (0,))
+    full = SignatureAccumulator(info.layers, info.heads, 16, info.causal, (0,))
+
+    def both(layer, weights, log_weights):
+        assert log_weights.scores.dtype == torch.float32
+        fused.update(layer, weights, log_weights)
+        full.update(layer, weights, np.asarray(log_weights))
+
+    with torch.inference_mode(), capture_attention(loaded.backbone, both):
+        loaded.backbone(**inputs)
+    a, b = fused.finish({}), full.finish({})
+    np.testing.assert_allclose(a.logit, b.logit, rtol=1e-12, atol=1e-15)
+    for k in a.stats:
+        np.testing.assert_allclose(a.stats[k], b.stats[k], rtol=1e-10, atol=1e-11, equal_nan=True, err_msg=k)

@@ -11,9 +11,12 @@ Logs from logits: the geometry of a softmax row needs only its logarithm, and
 ``log softmax(z) = z − logsumexp(z)``. While an attention module runs, a torch
 function mode records the input of its softmax (the final attention scores, with
 mask, scaling and any soft-capping already applied); the callback then gets the
-row's float64 log-softmax as well, so no part underflows and no ε enters. Float32
-probability rows of trained models hold parts down to about 1e-43 (subnormal),
-whose logarithms are rounding noise.
+row's log-softmax as well (:class:`LogSoftmax`), so no part underflows and no ε
+enters. Float32 probability rows of trained models hold parts down to about 1e-43
+(subnormal), whose logarithms are rounding noise. The log-softmax is lazy: a
+consumer that reduces rows (the signatures) reads the float32 scores and accumulates
+in float64 (``rowstats.row_statistics_from_scores``); ``np.asarray`` of it gives the
+full float64 log-softmax for consumers that want the array.
 
 The reduction of each layer's maps (``rowstats.row_statistics`` and the
 signature sums) happens in the callback, while only that layer's maps exist.
@@ -69,12 +72,26 @@ class _SoftmaxScores(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
+class LogSoftmax:
+    """The log-softmax of one layer's attention scores, formed only when asked: ``scores`` is the softmax's input as
+    the module computed it, ``(batch, heads, queries, keys)``; ``np.asarray(self)`` is ``log_softmax(scores)`` in
+    float64, the full array."""
+
+    def __init__(self, scores):
+        self.scores = scores
+        self.shape = tuple(scores.shape)
+
+    def __array__(self, dtype=None, copy=None):
+        logs = torch.log_softmax(self.scores.to(torch.float64), dim=-1).numpy()
+        return logs if dtype is None else logs.astype(dtype)
+
+
 @contextmanager
 def capture_attention(model, on_weights: Callable, logits: bool = True):
     """Within the block, every forward pass calls ``on_weights(layer, weights, log_weights)`` once per attention layer.
 
     ``weights`` is the module's ``(batch, heads, queries, keys)`` probability tensor;
-    ``log_weights`` is the float64 log-softmax of the scores that produced it, or None
+    ``log_weights`` is the :class:`LogSoftmax` of the scores that produced it, or None
     when ``logits`` is False or the module computed no softmax of that shape.
     Raises CaptureError after the block if some attention module ran but returned no weights.
     """
@@ -106,7 +123,7 @@ def capture_attention(model, on_weights: Callable, logits: bool = True):
                 scores = mode.scores if mode is not None else None
                 log_weights = None
                 if scores is not None and scores.shape == weights.shape:
-                    log_weights = torch.log_softmax(scores.detach().to(torch.float64), dim=-1)
+                    log_weights = LogSoftmax(scores.detach())
                 on_weights(index, weights.detach(), log_weights)
 
         return hook

@@ -33,8 +33,10 @@ from ..base.protocol import DEFAULT_EPS, EPS_SWEEP, N_WINDOWS, WINDOW_LENGTH
 from ..math.coda import closure, replace_zeros
 from ..math.rowstats import STATISTICS
 
-PROTOCOL_VERSION = 2
-"""2: exact-zero replacement only; float64 log-softmax signatures; one-document encoder windows; model-specific sink sets."""
+PROTOCOL_VERSION = 3
+"""2: exact-zero replacement only; float64 log-softmax signatures; one-document encoder windows; model-specific sink sets.
+3: the log path reduces the scores in float64 inside the row kernel, one ``exp`` per element (no float64 log-softmax
+array); it agrees with 2 to rounding (``benchmarks/capture_overhead.py``, ``tests/test_capture.py``)."""
 
 SINK_SETS = {
     "first": "key 0 (the first token)",
@@ -161,9 +163,10 @@ class SignatureAccumulator:
         return maps[:, :, -1, :] if self.causal else maps.transpose(0, 2, 1, 3).reshape(-1, maps.shape[1], maps.shape[-1])
 
     def update(self, layer: int, weights, log_weights=None) -> None:
-        """Add one batch of one layer: ``(batch, heads, L, L)`` probabilities and (optionally) float64 log-probabilities,
-        as torch tensors or numpy arrays."""
-        from ..math.rowstats import row_statistics
+        """Add one batch of one layer: ``(batch, heads, L, L)`` probabilities and (optionally) their log-probabilities,
+        as torch tensors or numpy arrays, or a :class:`~attncoda.engine.capture.LogSoftmax` of the scores (reduced
+        from the scores in two passes, :func:`~attncoda.math.rowstats.row_statistics_from_scores`)."""
+        from ..math.rowstats import row_statistics, row_statistics_from_scores
 
         if weights.shape[-1] != self.sums.shape[-1] or weights.shape[-2] != self.sums.shape[-1]:
             raise ValueError(f"expected {self.sums.shape[-1]}×{self.sums.shape[-1]} attention maps, got {tuple(weights.shape[-2:])}")
@@ -175,7 +178,16 @@ class SignatureAccumulator:
         for e in self.eps_values:
             self.log_sums[e][layer] += np.log(replace_zeros(rows, e)).sum(axis=0)
         self.rows[layer] += rows.shape[0]
-        if log_weights is not None:
+        scores = getattr(log_weights, "scores", None)
+        if scores is not None:  # two float64 passes over the float32 scores, no log-softmax array
+            z = as_numpy(scores)
+            stats, lse = row_statistics_from_scores(z, self.sink, self.causal)
+            if self.causal:  # the last query spans every key
+                self.logit_sums[layer] += (z[:, :, -1, :].astype(np.float64) - lse[:, :, -1, None]).sum(axis=0)
+            else:  # Σ_t (z_tj − lse_t), summed over windows and queries
+                self.logit_sums[layer] += z.sum(axis=(0, 2), dtype=np.float64) - lse.sum(axis=(0, 2))[:, None]
+            self.logit_rows[layer] += rows.shape[0]
+        elif log_weights is not None:
             logs = as_numpy(log_weights)
             self.logit_sums[layer] += self._picked(logs).sum(axis=0)
             self.logit_rows[layer] += rows.shape[0]

@@ -10,13 +10,16 @@ For each row ``p`` (its support: keys ``0..t`` for causal query ``t``, all keys 
 * content concentration ``C_A^⊥ = Σ_C z² − (Σ_C z)²/n`` with ``z`` the logs of the
   content parts.
 
-Two inputs. Log-probabilities (float64 log-softmax of the scores, the default for
-captured rows): ``z = ln p`` exactly, and no ε enters. Probabilities: exact zeros
-are replaced multiplicatively with ``ε`` (MATH.md section 1): the ``m`` zero parts
-of a row's support get ``ln ε`` and the others ``ln p + ln(1 − mε)``; small
-positive parts are used as they are.
+Three inputs. Scores (the softmax's input, as captured): each row is read twice in
+float64, once for its maximum and once with one ``exp`` per element to accumulate
+running sums, so no ``L × L`` float64 tensor is ever built; the per-row log-sum-exp is
+returned too. Log-probabilities (float64): ``ln p`` as given. No ε enters either
+path. Probabilities: exact zeros are replaced multiplicatively with ``ε`` (MATH.md
+section 1): the ``m`` zero parts of a row's support get ``ln ε`` and the others
+``ln p + ln(1 − mε)``; small positive parts are used as they are.
 
-Every element is read once, in float64, with one ``exp`` or ``log``; rows run in parallel.
+Every element is read once in float64 (scores twice) with one ``exp`` or ``log``; rows
+run in parallel.
 Only supports are visited, so a causal map costs half a dense pass.
 """
 
@@ -80,6 +83,53 @@ def _kernel(a, is_sink, causal, logs, eps, out):  # pragma: no cover - compiled
                 out[3, r, t] = np.nan
 
 
+@njit(parallel=True, cache=True)
+def _scores_kernel(z, is_sink, causal, out, lse):  # pragma: no cover - compiled
+    """The four statistics of ``softmax(z)`` per row, with one ``exp`` per element.
+
+    With ``m = max z`` over the support, ``y = z − m``, ``e = exp(y)`` and ``ℓ = ln Σ e``, the row's
+    log-probabilities are ``y − ℓ``, so every statistic is a ratio of running sums:
+    ``s = Σ_S e / Σ e``; ``H = ℓ − Σ e·y / Σ e``; ``H_C = ln c − (Σ_C e·y − ℓ·Σ_C e) / (c·Σ e)`` with
+    ``c = Σ_C e / Σ e``; ``C_A^⊥ = Σ_C y² − (Σ_C y)²/n`` (a shift of the logs leaves it unchanged).
+    """
+    rows, queries, keys = z.shape
+    for r in prange(rows):
+        for t in range(queries):
+            width = t + 1 + (keys - queries) if causal else keys
+            top = -np.inf
+            for j in range(width):
+                top = max(top, np.float64(z[r, t, j]))
+            total = 0.0
+            total_ey = 0.0
+            sink = 0.0
+            content = 0.0
+            content_ey = 0.0
+            content_y = 0.0
+            content_yy = 0.0
+            n_content = 0
+            for j in range(width):
+                y = np.float64(z[r, t, j]) - top
+                e = math.exp(y)
+                ey = e * y if e > 0.0 else 0.0
+                total += e
+                total_ey += ey
+                if is_sink[j]:
+                    sink += e
+                else:
+                    content += e
+                    content_ey += ey
+                    content_y += y
+                    content_yy += y * y
+                    n_content += 1
+            log_total = math.log(total)
+            lse[r, t] = top + log_total
+            out[0, r, t] = sink / total
+            out[1, r, t] = log_total - total_ey / total
+            c = content / total
+            out[2, r, t] = math.log(c) - (content_ey - log_total * content) / (total * c) if content > 0.0 else np.nan
+            out[3, r, t] = max(content_yy - content_y * content_y / n_content, 0.0) if n_content > 0 else np.nan
+
+
 def row_statistics(weights: np.ndarray, sink, causal: bool, eps: float = 1e-6, logs: bool = False) -> dict[str, np.ndarray]:
     """Statistics of every row of ``weights`` (shape ``(..., Q, K)``); each result has shape ``(..., Q)``.
 
@@ -119,8 +169,55 @@ def row_statistics(weights: np.ndarray, sink, causal: bool, eps: float = 1e-6, l
         a = a.astype(np.float64)
     queries, keys = a.shape[-2:]
     flat = np.ascontiguousarray(a).reshape(-1, queries, keys)
+    out = np.empty((4, flat.shape[0], queries))
+    _kernel(flat, _sink_mask(sink, keys), bool(causal), bool(logs), float(eps), out)
+    return {name: out[i].reshape(a.shape[:-1]) for i, name in enumerate(STATISTICS)}
+
+
+def _sink_mask(sink, keys: int) -> np.ndarray:
     is_sink = np.zeros(keys, dtype=np.bool_)
     is_sink[list(sink)] = True
+    return is_sink
+
+
+def row_statistics_from_scores(scores: np.ndarray, sink, causal: bool) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """:func:`row_statistics` of ``softmax(scores)`` along the last axis, with each row's log-sum-exp over its support.
+
+    Each row is read twice in float64 (its maximum, then one ``exp`` per element into running sums), so the cost is
+    two passes over the ``float32`` scores, never an ``L × L`` float64 tensor per head. A causal row's lse spans keys
+    ``0..t + K − Q`` only (the masked keys carry no mass).
+
+    Parameters
+    ----------
+    scores : ndarray, shape (..., Q, K)
+        The softmax's input (attention logits after masking, scaling and any soft-capping), float32 or float64.
+    sink : sequence of int
+        Key indices of the sink set S.
+    causal : bool
+        Whether query t sees only keys ``0..t + K − Q``.
+
+    Returns
+    -------
+    stats : dict of str to ndarray
+        As :func:`row_statistics`, each of shape (..., Q).
+    lse : ndarray, shape (..., Q)
+        ``log Σ_j exp(z_j)`` over each row's support, in float64.
+
+    Examples
+    --------
+    >>> z = np.log(np.array([[0.5, 0.25, 0.25]], dtype=np.float32)) + 3.0
+    >>> stats, lse = row_statistics_from_scores(z, sink=(0,), causal=False)
+    >>> round(float(lse[0]), 6), round(float(stats["content_entropy"][0]), 6) == round(float(np.log(2)), 6)
+    (3.0, True)
+    """
+    a = np.asarray(scores)
+    if a.ndim < 2:
+        raise ValueError("scores must have at least two axes (queries, keys)")
+    if a.dtype not in (np.float32, np.float64):
+        a = a.astype(np.float32)
+    queries, keys = a.shape[-2:]
+    flat = np.ascontiguousarray(a).reshape(-1, queries, keys)
     out = np.empty((4, flat.shape[0], queries))
-    _kernel(flat, is_sink, bool(causal), bool(logs), float(eps), out)
-    return {name: out[i].reshape(a.shape[:-1]) for i, name in enumerate(STATISTICS)}
+    lse = np.empty((flat.shape[0], queries))
+    _scores_kernel(flat, _sink_mask(sink, keys), bool(causal), out, lse)
+    return {name: out[i].reshape(a.shape[:-1]) for i, name in enumerate(STATISTICS)}, lse.reshape(a.shape[:-1])
