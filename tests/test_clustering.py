@@ -8,6 +8,7 @@ import attncoda as ac
 from attncoda.base.errors import ModelError
 from attncoda.math.pairdist import pair_distance_sums
 from attncoda.studies import clustering
+from clustering_fixtures import synthetic_clustering
 
 NAIVE = {
     "js": ac.jensen_shannon,
@@ -139,3 +140,47 @@ def test_table9_over_window_samples_reports_each_sample_its_median_and_range():
     assert sample_seeds(3, 4) == [3, 4, 5, 6]
     with pytest.raises(ValueError, match="at least 1"):
         sample_seeds(0, 0)
+
+
+def test_an_encoder_s_clustering_is_typed_and_writes_the_results_file_s_form():
+    r = synthetic_clustering("enc")
+    assert r.table9 is r.samples[0] and r.spread[4]["cross_ari"]["js"].values == [row.cross_ari["js"] for s in r.samples for row in s if row.K == 4]
+    assert r.has_sep_heads and r.ring_set() == ("sep", [0, 1, 2])
+    assert r.set_sizes()["heads"] == 12 and r.set_sizes()["sep"] == 3
+    assert r.js_cross_ari().values == [v for per in r.spread.values() for v in per["cross_ari"]["js"].values]
+    numbers = r.numbers({"JS": 0.1})
+    assert list(numbers) == ["model_info", "weights_sha256", "positions", "sink", "head_sets", "table9", "table9_samples", "table5", "wall_time_s"]
+    assert numbers["table9_samples"]["seeds"] == [0, 1, 2] and len(numbers["table9_samples"]["per_sample"]) == 3
+    embedding, labels = r.head_map(4, seed=0)
+    assert embedding["keep"].shape == (12, 2) and len(set(labels["drop"])) == 4
+    assert synthetic_clustering("other", sep_members=False).ring_set()[0] == "sink"
+
+
+def test_measuring_an_encoder_reads_every_window_sample(tiny_bert, tmp_path, monkeypatch):
+    from attncoda.engine.head_distances import head_distances
+
+    monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "cache"))
+    r = clustering.measure_encoder(str(tiny_bert), n=3, length=24, seeds=[0, 1], batch_size=2)
+    assert len(r.samples) == 2 and r.sample_seeds == [0, 1]
+    again = head_distances(str(tiny_bert), n=3, length=24, seed=0, batch_size=2)
+    np.testing.assert_array_equal(r.first.key_attention, again.key_attention)  # the first sample's, from the cache
+    assert r.sets == clustering.head_sets(again.key_attention, again.meta["cls"], again.meta["sep"])
+
+
+def test_a_content_taxonomy_that_moves_between_conventions_is_an_error(tiny_bert, tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "cache"))
+    real = clustering.table9
+
+    def broken(distances, sets, ks=clustering.CLUSTERING_KS):
+        rows = real(distances, sets, ks)
+        return [clustering.Table9Row(r.K, {**r.cross_ari, "content": 0.5}, r.largest, r.jaccard) for r in rows]
+
+    monkeypatch.setattr(clustering, "table9", broken)
+    with pytest.raises(RuntimeError, match="d_A\\^⊥ gave different taxonomies"):
+        clustering.measure_encoder(str(tiny_bert), n=3, length=24, seeds=[0], batch_size=2)
+
+
+def test_table5_entries_name_their_columns_as_the_results_files_do():
+    e = clustering.Table5Entry("m", {"cosine": 0.1, "js": 0.2, "euclidean": 0.3, "content": 1.0}, {"name": "m"}, "0" * 64)
+    assert e.to_json() == {"1 − cos": 0.1, "JS": 0.2, "Euclid.": 0.3, "d_A^⊥": 1.0}
+    assert list(e.numbers()) == ["table5", "model_info", "weights_sha256"]

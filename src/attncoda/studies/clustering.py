@@ -7,6 +7,7 @@ head's mean attention per key; clusters with :mod:`.taxonomy` (one home for clus
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -198,3 +199,129 @@ def spread_json(spread: dict[int, dict]) -> list[dict]:
                "jaccard": {m: {name: {c: s.to_json() for c, s in by_c.items()} for name, by_c in sets.items()} for m, sets in per["jaccard"].items()}}
         rows.append(row)
     return rows
+
+
+@dataclass(frozen=True)
+class EncoderClustering:
+    """One encoder's Table 9 over independent window samples (:func:`measure_encoder`).
+
+    ``first`` is the first sample's :class:`~attncoda.engine.head_distances.HeadDistances` (the head maps and
+    dendrograms are drawn from it) and ``sets`` its :func:`head_sets`; ``samples`` holds each sample's
+    :func:`table9` rows, measured on that sample's windows with its own head sets."""
+
+    name: str
+    sample_seeds: list
+    first: object
+    sets: dict
+    samples: list
+    seconds: float
+
+    @property
+    def table9(self) -> list[Table9Row]:
+        """The first sample's Table 9."""
+        return self.samples[0]
+
+    @cached_property
+    def spread(self) -> dict[int, dict]:
+        """:func:`sample_spread` of the samples."""
+        return sample_spread(self.samples)
+
+    @property
+    def has_sep_heads(self) -> bool:
+        return bool(self.sets["sep"]["members"])
+
+    def set_sizes(self) -> dict:
+        """How many heads each set holds in the first sample, and the per-head attention to [SEP] and [CLS]."""
+        sep, cls = self.sets["sep"]["mass"], self.sets["cls"]["mass"]
+        return {"heads": len(sep), "sep": len(self.sets["sep"]["members"]), "cls": len(self.sets["cls"]["members"]),
+                "sink": len(self.sets["sink"]["members"]), "largest_sep_mass": max(sep), "mean_sep_mass": float(np.mean(sep)),
+                "mean_cls_mass": float(np.mean(cls))}
+
+    def set_masses(self) -> dict[str, list]:
+        """Each head's mean attention to each set's keys, first sample: ``{set: per-head mass}``."""
+        return {k: v["mass"] for k, v in self.sets.items()}
+
+    def ring_set(self) -> tuple[str, list]:
+        """The head set to mark on a head map: the [SEP] heads, or the sink heads when there are none."""
+        name = "sep" if self.has_sep_heads else "sink"
+        return name, self.sets[name]["members"]
+
+    def head_map(self, k: int, seed: int, metric: str = "js") -> tuple[dict, dict]:
+        """The first sample's heads under each convention: a 2-D MDS :func:`embedding` of their ``metric`` distances
+        and their ``k``-cluster labels, as ``({convention: (heads, 2)}, {convention: labels})``."""
+        d = self.first.distances[metric]
+        return ({c: embedding(d[c], seed) for c in ("keep", "drop")}, {c: clusters(dissimilarity(d[c]), k) for c in ("keep", "drop")})
+
+    def js_cross_ari(self) -> SampleSpread:
+        """JS's between-convention ARI pooled over every sample and every K."""
+        return SampleSpread([v for per in self.spread.values() for v in per["cross_ari"]["js"].values])
+
+    def numbers(self, table5: dict | None) -> dict:
+        """The results file's content for this encoder (``table5``: its :meth:`Table5Entry.to_json`, or None)."""
+        meta = self.first.meta
+        return {"model_info": meta["model_info"], "weights_sha256": meta["weights_sha256"], "positions": meta["positions"], "sink": meta["sink"],
+                "head_sets": dict(self.sets), "table9": [r.to_json() for r in self.table9],
+                "table9_samples": {"seeds": list(self.sample_seeds), "per_sample": [[r.to_json() for r in rows] for rows in self.samples],
+                                   "spread": spread_json(self.spread)},
+                "table5": table5, "wall_time_s": self.seconds}
+
+
+def measure_encoder(name: str, n: int, length: int, seeds, batch_size: int) -> EncoderClustering:
+    """Head distances of ``name`` on each window sample ``seeds`` (cached), each sample's head sets and Table 9.
+
+    Raises RuntimeError if ``d_A^⊥`` ever gives different taxonomies under keep and drop: the theory makes its ARI
+    exactly 1, so anything else is a bug."""
+    import time
+
+    from ..engine.head_distances import head_distances
+
+    started = time.time()
+    first, samples = None, []
+    for s in seeds:
+        sample = head_distances(name, n=n, length=length, seed=s, batch_size=batch_size)
+        rows = table9(sample.distances, head_sets(sample.key_attention, sample.meta["cls"], sample.meta["sep"]))
+        if any(r.cross_ari["content"] != 1.0 for r in rows):
+            raise RuntimeError(f"{name}, window sample {s}: d_A^⊥ gave different taxonomies under keep and drop, which the theory rules out")
+        first = sample if first is None else first
+        samples.append(rows)
+    sets = head_sets(first.key_attention, first.meta["cls"], first.meta["sep"])
+    return EncoderClustering(name, list(seeds), first, sets, samples, time.time() - started)
+
+
+TABLE5_LABELS = {"cosine": "1 − cos", "js": "JS", "euclidean": "Euclid.", "content": "d_A^⊥"}
+"""Table 5's column names, as the page and the results files give them."""
+
+
+@dataclass(frozen=True)
+class Table5Entry:
+    """Table 5 for one model: each metric's between-convention ARI, mean over K (``ari[metric]``), from the seed-0
+    signatures, with the model's identity."""
+
+    name: str
+    ari: dict
+    model_info: dict
+    weights_sha256: str
+
+    def to_json(self) -> dict:
+        return {TABLE5_LABELS[m]: v for m, v in self.ari.items()}
+
+    def numbers(self) -> dict:
+        """The results file's content for a model that is in Table 5 only."""
+        return {"table5": self.to_json(), "model_info": self.model_info, "weights_sha256": self.weights_sha256}
+
+
+def table5(models, signature_n: int, length: int) -> dict[str, Table5Entry]:
+    """Table 5 on each model's seed-0 signatures (``signature_n`` windows of ``length`` tokens, the measurement
+    chapter's cache). Raises RuntimeError if ``d_A^⊥``'s ARI is not exactly 1."""
+    from ..base.protocol import DEFAULT_EPS
+    from ..engine.signatures import signature_sets
+    from .taxonomy import taxonomy_stability
+
+    out = {}
+    for name in models:
+        sig = signature_sets(name, (0,), n=signature_n, length=length)[0]
+        ari = taxonomy_stability(sig.heads(), sig.sink(), DEFAULT_EPS)
+        if ari.get("content", 1.0) != 1.0:
+            raise RuntimeError(f"{name}: d_A^⊥ taxonomies differ between keep and drop, which the theory rules out")
+        out[name] = Table5Entry(name, ari, sig.meta["model_info"], sig.meta["weights_sha256"])
+    return out

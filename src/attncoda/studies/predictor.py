@@ -185,3 +185,23 @@ def load_all(version: int = 1) -> tuple[dict, dict]:
     from .calibration import frozen_path as curves_path
 
     return load_curves(curves_path()), load_spec(version=version)
+
+
+def evaluate_measured(curves: dict, spec: dict, measured) -> dict:
+    """:func:`evaluate` on a :class:`~attncoda.studies.measurement_results.Measurement` (its mean reversal rates and
+    signature sink mass over seeds), with :func:`explain`'s sentence as ``why``."""
+    observed = {m: measured.summary.reversal[m].mean for m in spec["metrics"]}
+    result = evaluate(curves, spec, measured.summary.signature_sink_mass.mean, observed, model_facts(measured))
+    return {**result, "why": explain(result, spec)}
+
+
+def curve_deviations(curves: dict, results: dict, metrics=("cosine", "js", "euclidean"), alpha: float = 0.1) -> list[dict]:
+    """Each model's mean reversal rate against the calibration curve at its signature sink mass (``alpha``), one row
+    per model and metric: ``{model, metric, sink, rate, curve, deviation}``, rates and deviation in percentage points."""
+    rows = []
+    for name, r in results.items():
+        s = r.summary.signature_sink_mass.mean
+        for m in metrics:
+            rate, curve = r.summary.reversal[m].mean, curve_at(curves, m, s, alpha)
+            rows.append({"model": name, "metric": m, "sink": s, "rate": 100 * rate, "curve": 100 * curve, "deviation": 100 * (rate - curve)})
+    return rows

@@ -1,0 +1,136 @@
+"""The clustering chapter's tables and sentences, from typed results (no computation decides here).
+
+``results`` is a ``{model: EncoderClustering}`` dict and ``table5`` a ``{model: Table5Entry}`` dict
+(:mod:`attncoda.studies.clustering`); ``paper`` is ``data/paper/reference.json``. Functions return table rows (lists
+of dicts) or sentences.
+"""
+
+from __future__ import annotations
+
+from ..studies.clustering import TABLE5_LABELS, SampleSpread
+from .report import plural
+
+HEAD_SETS = ("sep", "cls", "sink")
+PAPER_TABLE9_COLUMNS = {"js_cross": "JS cross", "js_sep_keep": "JS SEP Jac. (keep)", "js_sep_drop": "JS SEP Jac. (drop)",
+                        "cosine_cross": "cos cross", "content_cross": "d_A^⊥ cross", "content_sep": "d_A^⊥ SEP Jac."}
+
+
+def spread_cell(s: SampleSpread) -> str:
+    """``median [min, max]`` over the samples, or ``—`` when the number is undefined in every sample."""
+    return "—" if not s.finite else f"{s.median:.2f} [{s.low:.2f}, {s.high:.2f}]"
+
+
+def set_size_rows(results: dict) -> list[dict]:
+    """How many heads each set holds, and the per-head attention to [SEP] and [CLS], per model (first sample)."""
+    rows = []
+    for name, r in results.items():
+        z = r.set_sizes()
+        rows.append({"model": name, "heads": z["heads"], "[SEP] heads": z["sep"], "[CLS] heads": z["cls"], "sink heads": z["sink"],
+                     "largest [SEP] mass": z["largest_sep_mass"], "mean [SEP] mass": z["mean_sep_mass"], "mean [CLS] mass": z["mean_cls_mass"]})
+    return rows
+
+
+def sets_sentence(results: dict) -> str:
+    """Each model's head-set sizes in words."""
+    parts = []
+    for name, r in results.items():
+        z = r.set_sizes()
+        parts.append(f"{name} has {plural(z['sep'], '[SEP] head')} (largest per-head mean attention to [SEP]: {z['largest_sep_mass']:.2f}), "
+                     f"{plural(z['cls'], '[CLS] head')} and {plural(z['sink'], 'sink head')} of {z['heads']}")
+    return "; ".join(parts) + "."
+
+
+def sep_verdict(results: dict) -> str:
+    """Whether the [SEP]-head family of Clark et al. exists in these models."""
+    with_sep = [name for name, r in results.items() if r.has_sep_heads]
+    if with_sep:
+        return "So the [SEP]-head family Clark et al. describe is present in: " + ", ".join(with_sep) + "."
+    return ("None of these models has a single [SEP] head at the paper's threshold: the family Clark et al. describe in BERT-base "
+            "is not there to find, so its Jaccard is undefined below, and the same analysis runs on the structure that does exist "
+            "(the [CLS]- and sink-head sets).")
+
+
+def table9_rows(result) -> list[dict]:
+    """Ours for one model, a row per K: each number as median [min, max] over the window samples."""
+    rows = []
+    for k, per in result.spread.items():
+        js, content = per["jaccard"]["js"], per["jaccard"]["content"]
+        rows.append({"K": k, "JS cross": spread_cell(per["cross_ari"]["js"]),
+                     **{f"JS {s} Jac. (keep)": spread_cell(js[s]["keep"]) for s in HEAD_SETS},
+                     **{f"JS {s} Jac. (drop)": spread_cell(js[s]["drop"]) for s in HEAD_SETS},
+                     "cos cross": spread_cell(per["cross_ari"]["cosine"]), "Euclid. cross": spread_cell(per["cross_ari"]["euclidean"]),
+                     "d_A^⊥ cross": spread_cell(per["cross_ari"]["content"]), **{f"d_A^⊥ {s} Jac.": spread_cell(content[s]["keep"]) for s in HEAD_SETS}})
+    return rows
+
+
+def paper_table9_rows(paper: dict) -> list[dict]:
+    """The paper's Table 9 with this chapter's column names."""
+    return [{("K" if k == "K" else PAPER_TABLE9_COLUMNS[k]): v for k, v in row.items()} for row in paper["table9"]["rows"]]
+
+
+def paper_js(paper: dict) -> dict[int, float]:
+    """The paper's JS between-convention ARI at each K."""
+    return {r["K"]: r["js_cross"] for r in paper["table9"]["rows"]}
+
+
+def _places(spread: dict[int, SampleSpread], paper_values: dict[int, float]) -> str:
+    places = {k: spread[k].place(v) for k, v in paper_values.items() if k in spread}
+    if len(set(places.values())) == 1:
+        return f"the paper's values on BERT-base lie {next(iter(places.values()))} our range at every K"
+    return "the paper's values on BERT-base lie " + ", ".join(f"{p} our range at K = {k}" for k, p in places.items())
+
+
+def ari_sentence(results: dict, paper: dict) -> str:
+    """Per model: JS's between-convention ARI at each K over the samples, and where the paper's values fall."""
+    parts = []
+    for name, r in results.items():
+        js = {k: per["cross_ari"]["js"] for k, per in r.spread.items()}
+        ranges = ", ".join(f"K = {k}: {s.median:.2f} [{s.low:.2f}, {s.high:.2f}]" for k, s in js.items())
+        parts.append(f"On {name}, the JS taxonomies with and without the sink agree with an ARI of {ranges} "
+                     f"(median [min, max] over {len(r.samples)} samples); {_places(js, paper_js(paper))}")
+    return "; ".join(parts) + "."
+
+
+def jaccard_sentence(results: dict) -> str:
+    """Per model and non-empty head set: the range over K of JS's median Jaccard, sink kept and dropped."""
+    parts = []
+    for name, r in results.items():
+        for s in HEAD_SETS:
+            keep = [per["jaccard"]["js"][s]["keep"] for per in r.spread.values()]
+            drop = [per["jaccard"]["js"][s]["drop"] for per in r.spread.values()]
+            if any(x.finite for x in keep):
+                parts.append(f"{name}'s {s} heads: JS Jaccard medians {min(x.median for x in keep):.2f}–{max(x.median for x in keep):.2f} "
+                             f"over K with the sink kept, {min(x.median for x in drop):.2f}–{max(x.median for x in drop):.2f} with it dropped")
+    return ("; ".join(parts) + ".") if parts else "No head set is non-empty in any sample, so no Jaccard index is defined."
+
+
+def differences_sentence(results: dict, paper: dict) -> str:
+    """How our JS agreement between conventions compares with the paper's, and which models lack [SEP] heads."""
+    pj = list(paper_js(paper).values())
+    notes = []
+    for name, r in results.items():
+        pooled = r.js_cross_ari()
+        where = {pooled.place(v) for v in pj}
+        notes.append(f"On {name} the JS agreement between conventions spans {pooled.low:.2f}–{pooled.high:.2f} over samples and K; the paper's "
+                     f"{min(pj):.2f}–{max(pj):.2f} on BERT-base lies " + (f"{where.pop()} that span." if len(where) == 1 else "partly inside that span."))
+    without_sep = [name for name, r in results.items() if not r.has_sep_heads]
+    if without_sep:  # one sentence for all such models, not the same sentence once per model
+        notes.append(f"{' and '.join(without_sep)} {'has' if len(without_sep) == 1 else 'have'} no [SEP] heads, so the paper's central comparison "
+                     "(the [SEP]-head cluster kept vs dropped) cannot be made there; the sink- and [CLS]-head rows stand in for it.")
+    return " ".join(notes)
+
+
+def table5_rows(table5: dict) -> list[dict]:
+    """Ours: each model's between-convention ARI per metric (mean over K)."""
+    return [{"model": name, **e.to_json()} for name, e in table5.items()]
+
+
+def paper_table5_rows(paper: dict) -> list[dict]:
+    """The paper's Table 5 with this chapter's column names."""
+    return [{"model": name, **{TABLE5_LABELS[m]: v for m, v in row.items()}} for name, row in paper["table5"]["models"].items()]
+
+
+def classical_span(rows: list[dict]) -> tuple[float, float]:
+    """The lowest and highest ARI of the classical metrics (cosine, JS, Euclidean) in Table 5 rows."""
+    values = [row[TABLE5_LABELS[m]] for row in rows for m in ("cosine", "js", "euclidean")]
+    return float(min(values)), float(max(values))

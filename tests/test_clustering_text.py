@@ -1,0 +1,72 @@
+"""The clustering chapter's sentences and tables say what the typed results hold, and only that."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from attncoda.face import clustering_text as text
+from attncoda.studies.clustering import SampleSpread, Table5Entry
+from clustering_fixtures import synthetic_clustering
+
+PAPER = json.loads((Path(__file__).parents[1] / "data" / "paper" / "reference.json").read_text())
+
+
+def test_a_spread_cell_is_median_and_range_or_a_dash():
+    assert text.spread_cell(SampleSpread([0.1, 0.3, 0.2])) == "0.20 [0.10, 0.30]"
+    assert text.spread_cell(SampleSpread([float("nan")] * 3)) == "—"
+
+
+def test_set_sizes_and_the_sep_verdict_follow_the_head_sets():
+    with_sep, without = synthetic_clustering("a"), synthetic_clustering("b", sep_members=False)
+    rows = text.set_size_rows({"a": with_sep})
+    assert rows[0]["[SEP] heads"] == 3 and rows[0]["heads"] == 12
+    assert "a has 3 [SEP] heads" in text.sets_sentence({"a": with_sep})
+    assert text.sep_verdict({"a": with_sep}).startswith("So the [SEP]-head family") and "a" in text.sep_verdict({"a": with_sep})
+    assert text.sep_verdict({"b": without}).startswith("None of these models")
+    assert "b has no [SEP] heads" in text.differences_sentence({"b": without}, PAPER)
+    assert "b and c have no [SEP] heads" in text.differences_sentence({"b": without, "c": without}, PAPER)
+
+
+def test_table9_rows_carry_every_number_as_median_and_range():
+    r = synthetic_clustering("a")
+    rows = text.table9_rows(r)
+    assert [row["K"] for row in rows] == list(r.spread)
+    assert rows[0]["d_A^⊥ cross"] == "1.00 [1.00, 1.00]"
+    assert rows[0]["JS cross"] == text.spread_cell(r.spread[rows[0]["K"]]["cross_ari"]["js"])
+    paper = text.paper_table9_rows(PAPER)
+    assert paper[0]["JS cross"] == PAPER["table9"]["rows"][0]["js_cross"] and "js_cross" not in paper[0]
+
+
+def test_the_ari_sentence_places_the_paper_against_our_range():
+    r = synthetic_clustering("a")
+    sentence = text.ari_sentence({"a": r}, PAPER)
+    js = {k: per["cross_ari"]["js"] for k, per in r.spread.items()}
+    places = {js[k].place(v) for k, v in text.paper_js(PAPER).items() if k in js}
+    assert (f"lie {places.pop()} our range at every K" in sentence) if len(places) == 1 else "our range at K = " in sentence
+    assert f"over {len(r.samples)} samples" in sentence
+
+
+def test_the_differences_sentence_pools_samples_and_k():
+    r = synthetic_clustering("a")
+    pooled = r.js_cross_ari()
+    assert f"spans {pooled.low:.2f}–{pooled.high:.2f}" in text.differences_sentence({"a": r}, PAPER)
+
+
+def test_jaccard_sentence_names_only_non_empty_sets():
+    r = synthetic_clustering("a")
+    sentence = text.jaccard_sentence({"a": r})
+    assert "a's sep heads" in sentence
+    empty = [s for s in text.HEAD_SETS if not any(per["jaccard"]["js"][s]["keep"].finite for per in r.spread.values())]
+    assert all(f"a's {s} heads" not in sentence for s in empty)
+
+
+def test_table5_rows_and_the_classical_span_leave_out_the_content_column():
+    t5 = {"m": Table5Entry("m", {"cosine": -0.2, "js": 0.4, "euclidean": 0.1, "content": 1.0}, {}, "0" * 64)}
+    rows = text.table5_rows(t5)
+    assert rows == [{"model": "m", "1 − cos": -0.2, "JS": 0.4, "Euclid.": 0.1, "d_A^⊥": 1.0}]
+    assert text.classical_span(rows) == (-0.2, 0.4)
+    paper = text.paper_table5_rows(PAPER)
+    values = [v for row in PAPER["table5"]["models"].values() for v in row.values()]
+    assert text.classical_span(paper) == (min(values), max(values))
+    assert np.isfinite(text.classical_span(paper)).all()
