@@ -101,6 +101,9 @@ class Witness:
     heads: list
     rows: list
 
+    def to_json(self) -> dict:
+        return asdict(self)
+
 
 @dataclass(frozen=True)
 class SeedMeasure:
