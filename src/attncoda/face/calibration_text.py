@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..math.metrics import get_metric
-from ..studies.calibration import curve_at
+from ..studies.calibration import CURVE_METRICS, curve_at
+from ..studies.reversal import TABLE2_METRICS
 
 FREEZE_STATUS = {
     "frozen": "these curves were just frozen: no frozen copy existed, so this run wrote data/calibration/curves.json",
@@ -14,7 +15,6 @@ FREEZE_STATUS = {
     "other-grid": "this run used a different grid from the frozen one, so it was not compared and the frozen copy was left untouched",
 }
 """What :func:`attncoda.studies.calibration.freeze_or_verify`'s status means, in words."""
-CLASSICAL = ("cosine", "js", "euclidean", "hellinger")
 
 
 def grid_values(grid) -> dict:
@@ -28,7 +28,7 @@ def curve_rows(curves: dict, s_mid: float) -> list[dict]:
     """Each α and metric: the rate at the lowest s, at ``s_mid``, at the highest s, and its largest value (fractions)."""
     rows = []
     for alpha in ("0.1", "1.0"):
-        for metric in ("cosine", "js", "euclidean", "hellinger", "content"):
+        for metric in CURVE_METRICS:
             ys = np.asarray(curves["curves"][alpha][metric])
             rows.append({"alpha": alpha, "metric": get_metric(metric).label, "at lowest s": ys[0],
                          f"at s = {s_mid}": curve_at(curves, metric, s_mid, float(alpha)), "at highest s": ys[-1], "largest": ys.max()})
@@ -42,10 +42,10 @@ def curve_values(curves: dict, s_mid: float) -> dict:
 
     low = curves["curves"]["0.1"]
     out = {}
-    for metric in CLASSICAL:
+    for metric in TABLE2_METRICS:
         out[f"cal_{metric}_high"] = 100 * low[metric][-1]
         out[f"cal_{metric}_mid"] = 100 * curve_at(curves, metric, s_mid)
-    rhos = [spearmanr(curves["grid"]["sink_masses"], low[m]).statistic for m in CLASSICAL]
+    rhos = [spearmanr(curves["grid"]["sink_masses"], low[m]).statistic for m in TABLE2_METRICS]
     out["cal_rho_text"] = " / ".join(f"{r:.2f}" for r in rhos)
     out["cal_js_low"] = 100 * low["js"][0]
     return out

@@ -11,10 +11,8 @@ from collections import Counter
 
 import numpy as np
 
+from ..studies.reversal import TABLE2_METRICS
 from .report import pct, plural
-
-TABLE2_METRICS = ("cosine", "js", "euclidean", "hellinger")
-"""The classical metrics of Table 2 (Fisher–Rao reverses exactly where Hellinger does, so it shares its column)."""
 OUTCOMES = ("confirmation", "abstention", "failure")
 
 

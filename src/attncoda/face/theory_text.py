@@ -3,11 +3,11 @@ here). Functions return table rows (lists of dicts) or ``{name: value}`` dicts f
 
 from __future__ import annotations
 
+from ..studies.reversal import CLASSICAL
 from ..studies.theory import CONVENTIONS, TABLE1_METRICS, reverses
 from .report import mark
 
 TABLE4_COLUMNS = {"perm": "Perm.", "perturb": "Perturb. (⊕)", "temp": "Temp.", "sink": "Sink", "dom": "Dom."}
-CLASSICAL = ("cosine", "js", "euclidean")
 
 
 def table1_rows(table: dict) -> list[dict]:
