@@ -60,3 +60,30 @@ def test_curve_interpolation():
     curves = {"grid": {"sink_masses": [0.1, 0.5]}, "curves": {"0.1": {"cosine": [0.2, 0.4]}}}
     assert calibration.curve_at(curves, "cosine", 0.3) == pytest.approx(0.3)
     assert np.isnan(calibration.curve_at(curves, "cosine", 0.9))
+
+
+def test_the_chapter_s_grid_checks_and_text_on_the_frozen_curves():
+    import json
+
+    import numpy as np
+    import pytest
+
+    from attncoda.face import calibration_text as text
+    from attncoda.studies import calibration
+
+    grid = calibration.grid_for(5, 12, 40, 1, 0)
+    assert grid.sink_masses == (0.02, 0.26, 0.5, 0.74, 0.98) and grid.n_heads == 12
+    curves = calibration.load_curves(calibration.frozen_path())
+    assert calibration.content_max_rate(curves) == 0.0
+    broken = json.loads(json.dumps(curves))
+    broken["curves"]["0.1"]["content"][3] = 0.01
+    with pytest.raises(RuntimeError, match="Lemma 1 violated"):
+        calibration.content_max_rate(broken)
+    rows = text.curve_rows(curves, 0.5)
+    assert len(rows) == 10 and rows[0]["at lowest s"] == curves["curves"]["0.1"]["cosine"][0]
+    values = text.curve_values(curves, 0.5)
+    assert values["cal_js_high"] == 100 * curves["curves"]["0.1"]["js"][-1] and values["cal_rho_text"].count("/") == 3
+    assert set(text.FREEZE_STATUS) == {"frozen", "identical", "different", "other-grid"}
+    assert text.grid_values(grid)["grid_points"] == 5
+    hf = calibration.hellinger_fisher_rao_check(grid, np.random.default_rng(0), 0.8)
+    assert len(hf) == 4 and all(r["verdicts that differ"] == 0 for r in hf)

@@ -88,3 +88,13 @@ def test_the_pruned_heads_grid_sets_notation_as_math_and_counts_whole_heads():
     for ticks in (ax.get_xticks(), ax.get_yticks()):
         assert all(float(t).is_integer() for t in ticks), ticks
     plt.close(fig)
+
+
+def test_the_witness_figure_says_so_when_no_triple_was_found():
+    import matplotlib.pyplot as plt
+
+    from attncoda.face.figures.measurement import witness_triple_figure
+
+    fig = witness_triple_figure({}, sink=None)
+    assert "no sampled triple" in fig.axes[0].texts[0].get_text()
+    plt.close(fig)

@@ -120,3 +120,16 @@ def test_detail_table_rows_and_sentences(results):
     assert (str(len(unequal)) in note) if unequal else note.startswith("The paper's Table 6 prints equal")
     assert [row["model"] for row in tables.paper_table8_rows(PAPER)] == list(PAPER["table8"]["models"])
     assert "JS′ flip (max over τ)" in tables.paper_table8_rows(PAPER)[0]
+
+
+def test_witness_values_count_the_models_with_a_triple(results):
+    found = text.witness_triples(results)
+    values = text.witness_values(results)
+    assert values["t_found"].startswith(f"{len(found)} of our ")
+    if found:
+        assert values["t_share_min"] == min(100 * w["share_of_triples"] for w in found.values())
+        assert all(w["sink"] == results[name].sink for name, w in found.items())
+    for r in results.values():
+        if r.first.witness:
+            committed = json.loads((ROOT / "data" / "results" / "measurement-witness" / f"{r.result_name}.json").read_text())["results"]["witness"]
+            assert committed == json.loads(json.dumps(r.first.witness.to_json()))

@@ -8,6 +8,7 @@ of dicts) or sentences.
 from __future__ import annotations
 
 from ..studies.clustering import TABLE5_LABELS, SampleSpread
+from ..studies.reversal import CLASSICAL
 from .report import plural
 
 HEAD_SETS = ("sep", "cls", "sink")
@@ -132,5 +133,5 @@ def paper_table5_rows(paper: dict) -> list[dict]:
 
 def classical_span(rows: list[dict]) -> tuple[float, float]:
     """The lowest and highest ARI of the classical metrics (cosine, JS, Euclidean) in Table 5 rows."""
-    values = [row[TABLE5_LABELS[m]] for row in rows for m in ("cosine", "js", "euclidean")]
+    values = [row[TABLE5_LABELS[m]] for row in rows for m in CLASSICAL]
     return float(min(values)), float(max(values))

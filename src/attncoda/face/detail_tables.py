@@ -7,8 +7,9 @@ rows (lists of dicts) or sentences; no computation decides here.
 
 from __future__ import annotations
 
-CLASSICAL = ("cosine", "js", "euclidean")
-TABLE5_COLUMNS = {"cosine": "1 − cos", "js": "JS", "euclidean": "Euclid.", "content": "d_A^⊥"}
+from ..studies.clustering import TABLE5_LABELS as TABLE5_COLUMNS
+from ..studies.reversal import CLASSICAL
+
 PAPER_TABLE6_COLUMNS = {"hellinger": "Hell. rev.", "fisher_rao": "FR rev.", "share_below_1e-6": "share < 1e-6", "spearman": "ρ",
                         "nn_agreement": "NN agr.", "cross_ari": "cross-ARI"}
 PAPER_TABLE8_COLUMNS = {"temp_flip_max": "JS′ flip (max over τ)", "retention_min": "JS′ retention (min)", "sinkset_js": "sink-set flips JS′",

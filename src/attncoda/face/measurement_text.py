@@ -11,10 +11,8 @@ from collections import Counter
 
 import numpy as np
 
+from ..studies.reversal import TABLE2_METRICS
 from .report import pct, plural
-
-TABLE2_METRICS = ("cosine", "js", "euclidean", "hellinger")
-"""The classical metrics of Table 2 (Fisher–Rao reverses exactly where Hellinger does, so it shares its column)."""
 OUTCOMES = ("confirmation", "abstention", "failure")
 
 
@@ -198,3 +196,20 @@ def differences_sentence(results: dict, paper: dict, deviations: list[dict]) -> 
         notes.append(f"Encoders ({', '.join(encoders)}) are not among the paper's printed rows and lie outside the calibration's domain (a two-key sink set, "
                      f"signatures over every row); v1 failed on {len(failed)} of them, and v2 abstains on them by its stated domain.")
     return " ".join(notes)
+
+
+def witness_triples(results: dict) -> dict[str, dict]:
+    """Each model's measured witness triple (first seed) with its sink set, for the figure; models without one are left out."""
+    from dataclasses import asdict
+
+    return {name: {**asdict(r.first.witness), "sink": r.sink} for name, r in results.items() if r.first.witness}
+
+
+def witness_values(results: dict) -> dict:
+    """The page's numbers on the witness triples: in how many models one was found, and the share of triples (%)
+    on which every classical verdict reverses."""
+    found = witness_triples(results)
+    missing = [name for name in results if name not in found]
+    shares = [100 * w["share_of_triples"] for w in found.values()]
+    return {"t_found": f"{len(found)} of our {plural(len(results), 'model')}" + (f" (not in {', '.join(missing)})" if missing else " (every one)"),
+            "t_share_min": min(shares) if shares else 0.0, "t_share_max": max(shares) if shares else 0.0}

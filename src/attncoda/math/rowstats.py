@@ -162,16 +162,21 @@ def row_statistics(weights: np.ndarray, sink, causal: bool, eps: float = 1e-6, l
     >>> round(float(stats["content_entropy"][0]), 6) == round(float(np.log(2)), 6)
     True
     """
-    a = np.asarray(weights)
-    if a.ndim < 2:
-        raise ValueError("weights must have at least two axes (queries, keys)")
-    if a.dtype not in (np.float32, np.float64):
-        a = a.astype(np.float64)
+    a, flat = _stacked_rows(weights, "weights", np.float64)
     queries, keys = a.shape[-2:]
-    flat = np.ascontiguousarray(a).reshape(-1, queries, keys)
     out = np.empty((4, flat.shape[0], queries))
     _kernel(flat, _sink_mask(sink, keys), bool(causal), bool(logs), float(eps), out)
     return {name: out[i].reshape(a.shape[:-1]) for i, name in enumerate(STATISTICS)}
+
+
+def _stacked_rows(x, what: str, dtype) -> tuple[np.ndarray, np.ndarray]:
+    """``x`` as an array (cast to ``dtype`` unless float32 or float64) and as contiguous ``(rows, queries, keys)``."""
+    a = np.asarray(x)
+    if a.ndim < 2:
+        raise ValueError(f"{what} must have at least two axes (queries, keys)")
+    if a.dtype not in (np.float32, np.float64):
+        a = a.astype(dtype)
+    return a, np.ascontiguousarray(a).reshape(-1, *a.shape[-2:])
 
 
 def _sink_mask(sink, keys: int) -> np.ndarray:
@@ -210,13 +215,8 @@ def row_statistics_from_scores(scores: np.ndarray, sink, causal: bool) -> tuple[
     >>> round(float(lse[0]), 6), round(float(stats["content_entropy"][0]), 6) == round(float(np.log(2)), 6)
     (3.0, True)
     """
-    a = np.asarray(scores)
-    if a.ndim < 2:
-        raise ValueError("scores must have at least two axes (queries, keys)")
-    if a.dtype not in (np.float32, np.float64):
-        a = a.astype(np.float32)
+    a, flat = _stacked_rows(scores, "scores", np.float32)
     queries, keys = a.shape[-2:]
-    flat = np.ascontiguousarray(a).reshape(-1, queries, keys)
     out = np.empty((4, flat.shape[0], queries))
     lse = np.empty((flat.shape[0], queries))
     _scores_kernel(flat, _sink_mask(sink, keys), bool(causal), out, lse)

@@ -121,3 +121,34 @@ def freeze_or_verify(curves: dict, path: Path | None = None) -> dict:
         return {"status": "other-grid", "sha256": digest, "frozen_sha256": frozen["sha256"]}
     status = "identical" if frozen["sha256"] == digest else "different"
     return {"status": status, "sha256": digest, "frozen_sha256": frozen["sha256"]}
+
+
+def grid_for(n_grid: int, n_heads: int, n_triples: int, replicates: int, seed: int) -> CalibrationGrid:
+    """The chapter's grid: ``n_grid`` sink masses evenly spaced on [0.02, 0.98] (rounded to 4 decimals)."""
+    return CalibrationGrid(sink_masses=tuple(np.round(np.linspace(0.02, 0.98, n_grid), 4).tolist()), n_heads=n_heads, n_triples=n_triples,
+                           replicates=replicates, seed=seed)
+
+
+def content_max_rate(curves: dict) -> float:
+    """The content distance's largest reversal rate over every curve, which Lemma 1 makes exactly 0.
+
+    Raises RuntimeError otherwise: the content distance flipping a verdict is a bug."""
+    worst = max(max(curves["curves"][a]["content"]) for a in curves["curves"])
+    if worst != 0.0:
+        raise RuntimeError(f"the content distance reversed {100 * worst:.2f} % of verdicts somewhere on the grid: Lemma 1 violated in code")
+    return worst
+
+
+def hellinger_fisher_rao_check(grid: CalibrationGrid, rng, sink_mass: float) -> list[dict]:
+    """On synthetic heads at ``sink_mass`` for each α and convention, how many of ``grid.n_triples`` verdicts Hellinger
+    and Fisher–Rao disagree on (both are increasing in the Bhattacharyya coefficient, so none)."""
+    from ..math.verdicts import closer_verdicts, pairwise
+
+    rows = []
+    for alpha in grid.alphas:
+        heads = calibration_heads(rng, grid.n_heads, grid.n_content, alpha, sink_mass)
+        triples = sample_triples(grid.n_heads, grid.n_triples, rng)
+        for conv in ("keep", "drop"):
+            v = {m: closer_verdicts(pairwise(m, heads, conv), triples, False) for m in ("hellinger", "fisher_rao")}
+            rows.append({"alpha": alpha, "convention": conv, "triples": grid.n_triples, "verdicts that differ": int((v["hellinger"] != v["fisher_rao"]).sum())})
+    return rows

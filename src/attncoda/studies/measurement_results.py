@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 
 from ..math.verdicts import Reversal
+from .reversal import CLASSICAL
 
 
 def _reversals(data: dict | None) -> dict[str, Reversal] | None:
@@ -101,6 +102,9 @@ class Witness:
     heads: list
     rows: list
 
+    def to_json(self) -> dict:
+        return asdict(self)
+
 
 @dataclass(frozen=True)
 class SeedMeasure:
@@ -137,10 +141,9 @@ class SeedMeasure:
         """Tables 5-8 of this seed, as the audits chapter's results file holds them (a detail seed only)."""
         if not self.details:
             raise ValueError(f"seed {self.seed} carries no detail tables (only the first seed does)")
-        classical = ("cosine", "js", "euclidean")
         return {"table5": self.taxonomy_ari,
                 "table6": {**asdict(self.audit), "hellinger": self.reversal["hellinger"].rate, "fisher_rao": self.reversal["fisher_rao"].rate},
-                "table7": {"arithmetic": {m: self.arithmetic_reversal[m].rate for m in classical}, "aitchison": {m: self.reversal[m].rate for m in classical}},
+                "table7": {"arithmetic": {m: self.arithmetic_reversal[m].rate for m in CLASSICAL}, "aitchison": {m: self.reversal[m].rate for m in CLASSICAL}},
                 "table8": {"temperature": {m: asdict(t) for m, t in self.temperature.items()}, "sink_set": asdict(self.sink_set)}}
 
     @classmethod

@@ -26,6 +26,7 @@ import numpy as np
 from ..base.files import read_hashed_json, write_hashed_json
 from ..base.paths import data_dir
 from .calibration import curve_at, load_curves
+from .reversal import CLASSICAL
 
 V1 = {
     "version": 1,
@@ -195,7 +196,7 @@ def evaluate_measured(curves: dict, spec: dict, measured) -> dict:
     return {**result, "why": explain(result, spec)}
 
 
-def curve_deviations(curves: dict, results: dict, metrics=("cosine", "js", "euclidean"), alpha: float = 0.1) -> list[dict]:
+def curve_deviations(curves: dict, results: dict, metrics=CLASSICAL, alpha: float = 0.1) -> list[dict]:
     """Each model's mean reversal rate against the calibration curve at its signature sink mass (``alpha``), one row
     per model and metric: ``{model, metric, sink, rate, curve, deviation}``, rates and deviation in percentage points."""
     rows = []

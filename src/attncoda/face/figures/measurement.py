@@ -64,8 +64,13 @@ def layer_collapse_grid(profiles: dict[str, dict]):
 def witness_triple_figure(triples: dict[str, dict], sink, top: int = 6):
     """Figure 7: per model, a measured head triple on which all classical verdicts reverse.
 
-    Bars: the sink mass, then the ``top`` content keys with most mass in ``p``.
+    Bars: the sink mass, then the ``top`` content keys with most mass in ``p``. With no triple, a one-line note.
     """
+    if not triples:
+        fig, ax = plt.subplots(figsize=(6, 1))
+        ax.text(0.5, 0.5, "no sampled triple reverses all three classical verdicts", ha="center", va="center")
+        ax.axis("off")
+        return fig
     fig, axes = panels(len(triples), 3.8)
     for ax, (name, t) in zip(axes, triples.items()):
         rows = np.asarray(t["rows"])
