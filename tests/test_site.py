@@ -7,7 +7,8 @@ traceback output, math left as raw TeX, or a figure that did not render; and on 
 (:func:`reader_problems`): progress bars or log lines, a machine path (in the page or its downloadable
 notebook), a visible nan, numbers in adjacent cells closer than 8 px, a table, equation or code block wider
 than the column without a scroll box, a figure shown so small that its type is under 9 px, an empty
-section, notation outside math. Screenshots of each page are kept at 1,366 × 900 and at 390 × 844 (a phone).
+section, notation outside math. Every check runs at a laptop's width (1,366 × 900) and at a phone's (390 × 844),
+and a screenshot of each is kept. A page that only redirects (the root index.html) is checked for its target instead.
 """
 
 import re
@@ -75,7 +76,7 @@ PAGE_CHECK = """
 const done = arguments[arguments.length - 1];
 const typeset = (window.MathJax && MathJax.startup && MathJax.startup.promise) ? MathJax.startup.promise : Promise.resolve();
 const ready = Promise.race([typeset.then(() => true), new Promise(r => setTimeout(() => r(false), 20000))]);
-ready.then((typesetDone) => {
+ready.then((typesetDone) => { try {
   const main = document.querySelector('main') || document.body;
   const text = main.innerText;
   const links = [...document.querySelectorAll('a[href]')].map(a => a.href).filter(h => h.startsWith('file:'));
@@ -95,6 +96,7 @@ ready.then((typesetDone) => {
     fusedCells: fusedCells(main),
     unscrolledWide: unscrolledWide(main),
     clippedCaptions: clippedCaptions(main),
+    pageOverflow: pageOverflow(),
     smallImages: [...main.querySelectorAll('.cell_output img, figure img')].filter(i => i.naturalWidth > 0 && i.offsetParent !== null).map(i => ({
       src: i.src.split('/').pop(), ratio: i.getBoundingClientRect().width / i.naturalWidth})),
     emptyHeadings: [...main.querySelectorAll('section')].filter(sec => {
@@ -103,7 +105,7 @@ ready.then((typesetDone) => {
     }).map(sec => (sec.querySelector('h1,h2,h3,h4,h5,h6') || {innerText: '?'}).innerText.replace('#', '').trim()),
     proseText: proseText(main),
   });
-});
+} catch (e) { done({scriptError: String((e && e.stack) || e)}); } });  // an error here would otherwise leave the call hanging
 
 // Two numbers in adjacent cells of a table row whose rendered text boxes are closer than 8 px.
 function fusedCells(root) {
@@ -154,6 +156,23 @@ function clippedCaptions(root) {
   return found;
 }
 
+// When the page itself is wider than the window (it scrolls sideways), the elements that stick out with no scroll
+// box of their own to hold them; the off-canvas sidebars are not the page.
+function pageOverflow() {
+  const width = document.documentElement.clientWidth;
+  if (document.documentElement.scrollWidth <= width + 1) return [];
+  const found = [];
+  for (const el of document.querySelectorAll('body *')) {
+    if (el.closest('.bd-sidebar-secondary, .bd-sidebar-primary') || el.getBoundingClientRect().right <= width + 1) continue;
+    let held = false;
+    for (let up = el.parentElement; up && !held; up = up.parentElement) {
+      held = getComputedStyle(up).overflowX !== 'visible' && up.getBoundingClientRect().right <= width + 1;
+    }
+    if (!held && !found.some(f => f.contains(el))) found.push(el);  // the outermost element that sticks out
+  }
+  return found.slice(0, 5).map(el => `${el.tagName.toLowerCase()} reaching ${Math.round(el.getBoundingClientRect().right)} px in a ${width} px window: ${(el.innerText || '').slice(0, 40)}`);
+}
+
 // The page's text outside math, code and figures: where TeX-like notation must not appear.
 function proseText(root) {
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {acceptNode: (n) =>
@@ -172,55 +191,80 @@ MIN_FONT_PX = 9.0
 """The smallest text a figure may show on the page, in CSS pixels."""
 
 
+REDIRECT = re.compile(r'<meta http-equiv="Refresh" content="0; url=([^"]+)"', re.IGNORECASE)
+"""A page that only sends the reader on (the site's root index.html goes to the book's first page)."""
+SCRIPT_TIMEOUT_S = 100
+"""How long one page check may run: under Selenium's 120 s HTTP read timeout, so that a hung page fails as a script
+timeout that names its page, not as a ReadTimeoutError from deep inside urllib3."""
+
+
 def test_every_page_renders_in_a_real_browser(site, browser):
+    from selenium.common.exceptions import TimeoutException
+
     pages = [p for p in sorted(site.rglob("*.html")) if p.name not in ("genindex.html", "search.html") and "_static" not in p.parts]
     assert any(p.name == "index.html" for p in pages) and len(pages) >= len(CHAPTERS) + 1
     SHOTS.mkdir(parents=True, exist_ok=True)
     problems = []
-    browser.set_script_timeout(180)  # under a loaded CI machine (notebook tests beside it) a long page can take a minute
+    browser.set_script_timeout(SCRIPT_TIMEOUT_S)  # a long page on a loaded CI machine can take a minute
     for page in pages:
-        browser.get(page.as_uri())
-        found = browser.execute_async_script(PAGE_CHECK)
         name = str(page.relative_to(site))
-        browser.save_screenshot(str(SHOTS / (name.replace("/", "__") + ".png")))
-        console = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
-        problems += [f"{name}: console error: {m}" for m in console]
-        for link in found["links"]:
-            target = Path(link.split("#")[0].removeprefix("file://"))
-            if not target.exists():
-                problems.append(f"{name}: broken internal link {link}")
-        problems += [f"{name}: image did not render: {i['src']}" for i in found["images"] if not i["ok"]]
-        problems += [f"{name}: image alt text is a file path: {i['alt']}" for i in found["images"] if "/" in i["alt"] or i["alt"].endswith(".png")]
-        for marker in ("{glue", "Traceback (most recent call last)", "\\(", "\\[", "$$", "Warning:"):
-            if marker in found["text"]:
-                problems.append(f"{name}: the page shows {marker!r}")
-        raw_tex = re.search(r"\\(perp|alpha|tau|mathcal|frac|varepsilon)\b|\$[A-Za-z]_", found["text"])
-        if raw_tex:
-            problems.append(f"{name}: raw TeX in the text: {found['text'][max(0, raw_tex.start() - 30):raw_tex.end() + 10]!r}")
-        if found["errors"]:
-            problems.append(f"{name}: {found['errors']} error output(s)")
-        if found["boldComputed"]:
-            problems.append(f"{name}: {found['boldComputed']} computed sentence(s) set in bold, not in the prose's weight")
-        if found["rawCode"]:
-            problems.append(f"{name}: {found['rawCode']} span(s) of text between backticks left unrendered")
-        if found["searchBoxes"] > 1:
-            problems.append(f"{name}: {found['searchBoxes']} search boxes on the page")
-        if not found["typeset"]:
-            problems.append(f"{name}: MathJax did not finish typesetting within 20 s")
-        if found["rawMath"]:
-            problems.append(f"{name}: {found['rawMath']} math element(s) left as raw TeX")
-        if name.startswith("notebooks/") and not found["images"] and "reproducibility" not in name:
-            problems.append(f"{name}: no figure rendered")
-        problems += reader_problems(name, found)
-        browser.set_window_size(*PHONE)
-        browser.get(page.as_uri())
-        print(f"checking {name} at phone width", flush=True)  # shown with a failure: which page timed out
-        browser.execute_async_script(PAGE_CHECK)
-        browser.save_screenshot(str(SHOTS / (name.replace("/", "__") + ".phone.png")))
-        browser.set_window_size(*DESKTOP)
+        if REDIRECT.search(page.read_text()):  # a check injected here races the refresh: its page can vanish mid-script
+            problems += redirect_problems(page, name)
+            continue
+        for size, width in ((DESKTOP, ""), (PHONE, " at phone width")):
+            browser.set_window_size(*size)
+            browser.get(page.as_uri())
+            try:
+                found = browser.execute_async_script(PAGE_CHECK)
+            except TimeoutException:
+                problems.append(f"{name}: the page check did not finish in {SCRIPT_TIMEOUT_S} s{width}")
+                continue
+            browser.save_screenshot(str(SHOTS / (name.replace("/", "__") + (".phone" if width else "") + ".png")))
+            if found.get("scriptError"):
+                problems.append(f"{name}: the page check failed{width}: {found['scriptError']}")
+                continue
+            problems += [f"{p}{width}" for p in page_problems(name, found, browser)]
     problems += [f"{p.relative_to(site)}: a downloadable notebook holds a path of the machine that built it"
                  for p in site.rglob("*.ipynb") if MACHINE_PATH.search(p.read_text())]
     assert not problems, "\n".join(problems)
+
+
+def redirect_problems(page: Path, name: str) -> list[str]:
+    """A redirecting page's one check: the page it sends the reader to exists."""
+    target = REDIRECT.search(page.read_text()).group(1)
+    return [] if (page.parent / target).exists() else [f"{name}: redirects to {target}, which does not exist"]
+
+
+def page_problems(name: str, found: dict, browser) -> list[str]:
+    """What is wrong on one rendered page, at the width it was checked at: broken parts, then :func:`reader_problems`."""
+    problems = [f"{name}: console error: {e['message']}" for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    for link in found["links"]:
+        target = Path(link.split("#")[0].removeprefix("file://"))
+        if not target.exists():
+            problems.append(f"{name}: broken internal link {link}")
+    problems += [f"{name}: image did not render: {i['src']}" for i in found["images"] if not i["ok"]]
+    problems += [f"{name}: image alt text is a file path: {i['alt']}" for i in found["images"] if "/" in i["alt"] or i["alt"].endswith(".png")]
+    for marker in ("{glue", "Traceback (most recent call last)", "\\(", "\\[", "$$", "Warning:"):
+        if marker in found["text"]:
+            problems.append(f"{name}: the page shows {marker!r}")
+    raw_tex = re.search(r"\\(perp|alpha|tau|mathcal|frac|varepsilon)\b|\$[A-Za-z]_", found["text"])
+    if raw_tex:
+        problems.append(f"{name}: raw TeX in the text: {found['text'][max(0, raw_tex.start() - 30):raw_tex.end() + 10]!r}")
+    if found["errors"]:
+        problems.append(f"{name}: {found['errors']} error output(s)")
+    if found["boldComputed"]:
+        problems.append(f"{name}: {found['boldComputed']} computed sentence(s) set in bold, not in the prose's weight")
+    if found["rawCode"]:
+        problems.append(f"{name}: {found['rawCode']} span(s) of text between backticks left unrendered")
+    if found["searchBoxes"] > 1:
+        problems.append(f"{name}: {found['searchBoxes']} search boxes on the page")
+    if not found["typeset"]:
+        problems.append(f"{name}: MathJax did not finish typesetting within 20 s")
+    if found["rawMath"]:
+        problems.append(f"{name}: {found['rawMath']} math element(s) left as raw TeX")
+    if name.startswith("notebooks/") and not found["images"] and "reproducibility" not in name:
+        problems.append(f"{name}: no figure rendered")
+    return problems + reader_problems(name, found)
 
 
 DESKTOP, PHONE = (1366, 900), (390, 844)
@@ -246,6 +290,7 @@ def reader_problems(name: str, found: dict) -> list[str]:
     problems += [f"{name}: numbers in adjacent cells run together: {c}" for c in found["fusedCells"]]
     problems += [f"{name}: clipped, with no scroll box: {w}" for w in found["unscrolledWide"]]
     problems += [f"{name}: a table caption runs out of view: {c}" for c in found["clippedCaptions"]]
+    problems += [f"{name}: the page scrolls sideways: {w}" for w in found["pageOverflow"]]
     problems += [f"{name}: empty section under the heading {h!r}" for h in found["emptyHeadings"]]
     for image in found["smallImages"]:
         smallest = image["ratio"] * SMALLEST_FONT_PX
@@ -263,6 +308,7 @@ DEFECTS = """<!doctype html><html><head><meta charset="utf-8"><style>td { paddin
 <table style="width: 3000px"><tr><td>a table wider than any column</td></tr></table>
 <div style="overflow-x: auto"><table style="width: 3000px"><caption>A caption as wide as its table, most of it out of view</caption><tr><td>wide</td></tr></table></div>
 <div class="cell_output"><img src="wide.png" style="width: 500px"></div>
+<p>A path that does not wrap: <code style="white-space: nowrap">_build/runs/pruning/a-run-folder-whose-name-is-longer-than-a-laptop-window-is-wide-since-it-holds-the-hash-of-every-parameter-0123456789abcdef0123456789abcdef0123456789abcdef/results/pruning/model.json</code></p>
 </section>
 <section><h2>Figure 4: an empty section</h2></section>
 </main></body></html>"""
@@ -279,7 +325,7 @@ def test_the_checks_catch_each_defect(browser, tmp_path):
     browser.get(page.as_uri())
     problems = "\n".join(reader_problems("defects.html", browser.execute_async_script(PAGE_CHECK)))
     for expected in ("a progress bar", "a path of the machine", "nan", "notation outside math mode", "run together: 1.25 | 3.50",
-                     "clipped, with no scroll box: table", "a table caption runs out of view", "figure wide.png is shown at 25 %", "empty section under the heading 'Figure 4"):
+                     "clipped, with no scroll box: table", "a table caption runs out of view", "figure wide.png is shown at 25 %", "the page scrolls sideways: code", "empty section under the heading 'Figure 4"):
         assert expected in problems, f"the check missed: {expected}\n{problems}"
 
 
@@ -295,3 +341,13 @@ def test_the_api_reference_documents_the_public_functions(site):
     for name in ("attncoda.engine.patterns.signatures_from_patterns", "attncoda.studies.measurement.measure_signatures", "attncoda.studies.audit.audit"):
         assert f'id="{name}"' in page
     assert page.count(">Parameters<") >= len(functions) and page.count(">Returns<") >= len(functions)
+
+
+def test_a_redirect_is_checked_for_its_target(tmp_path):
+    """The root index.html only redirects; a check of its target replaces the page check, and a missing target fails."""
+    (tmp_path / "book").mkdir()
+    page = tmp_path / "index.html"
+    page.write_text('<meta http-equiv="Refresh" content="0; url=book/intro.html" />')
+    assert redirect_problems(page, "index.html") == ["index.html: redirects to book/intro.html, which does not exist"]
+    (tmp_path / "book" / "intro.html").write_text("<p>the first page</p>")
+    assert redirect_problems(page, "index.html") == []
