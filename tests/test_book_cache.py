@@ -15,13 +15,15 @@ def fake_build(tmp_path, monkeypatch):
     ran = []
 
     def fake_run(key, model=None, profile="full", output=None, parameters=None, record=False, **_):
+        from attncoda.base.paths import repo_root
         from attncoda.face.chapters import CHAPTERS, stage_dir
 
         ran.append(key)
         assert record == (profile == "full"), "only the full book writes the record"
         (stage_dir() / "notebooks").mkdir(parents=True, exist_ok=True)
         (stage_dir() / "notebooks" / f"{CHAPTERS[key].notebook}.ipynb").write_text("{}")
-        folder = Path((parameters or {}).get("results_dir") or tmp_path / "results")
+        # a relative results_dir is relative to the kernel's folder, notebooks/, as in a real run (not to pytest's)
+        folder = repo_root() / "notebooks" / ((parameters or {}).get("results_dir") or tmp_path / "results")
         (folder / key).mkdir(parents=True, exist_ok=True)
         (folder / key / "x.json").write_text("{}")
 
