@@ -23,7 +23,7 @@ RUN = {
     ".venv/bin/attncoda run theory -p seed 1": 0,
     ".venv/bin/attncoda run calibration --profile small": 0,
     ".venv/bin/attncoda run measurement --model ./my-saved-model": 1,
-    "papermill notebooks/01_theory_witness.ipynb _build/theory-seed1.ipynb -p seed 1": 0,
+    ".venv/bin/papermill notebooks/01_theory_witness.ipynb _build/theory-seed1.ipynb -p seed 1": 0,
     ".venv/bin/attncoda run collapse --model EleutherAI/pythia-410m": 1,
     ".venv/bin/attncoda run collapse --model ./ckpt/step0,./ckpt/step1000,./ckpt/step8000": 1,
     ".venv/bin/attncoda run collapse -p endpoints ./my-model": 1,
@@ -97,7 +97,7 @@ def test_readme_command_leaves_the_record_as_it_is(command, checkout):
     words = command.split()
     if words[0] == ".venv/bin/attncoda":
         words = [sys.executable, "-m", "attncoda.face.cli", *words[1:]]
-    elif words[0] == "papermill":
+    elif words[0] == ".venv/bin/papermill":
         words = [str(Path(sys.executable).with_name("papermill")), *words[1:]]
     env = {**os.environ, "ATTNCODA_HOME": str(checkout), "HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
     env.pop("ATTNCODA_RESULTS", None)

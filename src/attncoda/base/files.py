@@ -17,7 +17,8 @@ def staging_prefix(final: Path) -> str:
     return f".{Path(final).name}.{os.getpid()}."
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether a process with this id exists (one of another user's counts as alive)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -35,7 +36,7 @@ def remove_stale_twins(final: Path) -> int:
         return 0
     for twin in final.parent.glob(f".{final.name}.*"):
         pid = twin.name[len(final.name) + 2:].split(".", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+        if pid.isdigit() and int(pid) != os.getpid() and not process_alive(int(pid)):
             if twin.is_dir():
                 shutil.rmtree(twin, ignore_errors=True)
             else:

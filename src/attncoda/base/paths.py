@@ -7,11 +7,25 @@ import re
 from pathlib import Path
 
 
+PATH_ENVIRONMENT = ("ATTNCODA_CACHE", "ATTNCODA_OUTPUT", "ATTNCODA_RESULTS", "ATTNCODA_HOME")
+"""The environment variables that name folders. :func:`absolute_environment` makes each absolute before a chapter's
+kernel starts: the kernel runs in ``notebooks/``, where a relative path would name another folder."""
+
+
+def absolute_environment() -> None:
+    """Set each of :data:`PATH_ENVIRONMENT` that is given to its absolute form (``~`` expanded, relative to the folder
+    the reader typed the command in), so the command line and a chapter's kernel mean the same folder."""
+    for name in PATH_ENVIRONMENT:
+        value = os.environ.get(name)
+        if value:
+            os.environ[name] = os.path.abspath(os.path.expanduser(value))
+
+
 def cache_dir() -> Path:
-    """``$ATTNCODA_CACHE``, else the platform's user cache folder for attncoda."""
+    """``$ATTNCODA_CACHE`` (``~`` expanded, made absolute), else the platform's user cache folder for attncoda."""
     env = os.environ.get("ATTNCODA_CACHE")
     if env:
-        return Path(env)
+        return Path(os.path.abspath(os.path.expanduser(env)))
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("attncoda"))
@@ -25,6 +39,11 @@ def writable_folder(folder: Path, what: str, advice: str, error=None) -> Path:
     from .errors import AttncodaError
 
     error = error or AttncodaError
+    folder = Path(folder)
+    dangling = next((f for f in (folder, *folder.parents) if f.is_symlink() and not f.exists()), None)
+    if dangling is not None:
+        raise error(f"{what}: the folder {folder} goes through the link {dangling}, which points to {os.readlink(dangling)}, and that "
+                    f"does not exist; remove the link or create its target ({advice})")
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=folder):
@@ -41,16 +60,22 @@ def writable_cache() -> Path:
     return writable_folder(cache_dir(), "cache", "set ATTNCODA_CACHE to a writable folder", CacheError)
 
 
+def _is_project(folder: Path) -> bool:
+    return (folder / "_toc.yml").exists() and (folder / "src" / "attncoda").is_dir()
+
+
 def repo_root() -> Path:
-    """The project folder: ``$ATTNCODA_HOME``, else the nearest parent of the cwd holding ``_toc.yml``, else the cwd."""
+    """The project folder: ``$ATTNCODA_HOME``, else the nearest parent of the cwd holding ``_toc.yml``, else the checkout
+    the package runs from (an editable install, run from another folder), else the cwd."""
     env = os.environ.get("ATTNCODA_HOME")
     if env:
-        return Path(env).resolve()
+        return Path(env).expanduser().resolve()
     here = Path.cwd().resolve()
     for folder in (here, *here.parents):
-        if (folder / "_toc.yml").exists() and (folder / "src" / "attncoda").is_dir():
+        if _is_project(folder):
             return folder
-    return here
+    checkout = Path(__file__).resolve().parents[3]  # <checkout>/src/attncoda/base/paths.py
+    return checkout if _is_project(checkout) else here
 
 
 def build_dir() -> Path:
@@ -117,3 +142,53 @@ def slug(name: str) -> str:
         base = "--".join(p for p in parts[-2:] if p not in ("", "/"))
     # never "." or "..", never a hidden name: a cache or results path stays inside its folder whatever the name
     return re.sub(r"[^A-Za-z0-9._@+-]+", "-", base).lstrip(".-").rstrip("-") or "model"
+
+
+PROTECTED = ("src", "notebooks", "book", "data", "tests", "tests_interop", "benchmarks", ".git", ".github", ".ci")
+"""The project's sources and committed inputs and record: no run writes inside them (the record itself only through a
+recorded run's kernel, :data:`~attncoda.face.results.RECORD_ENV`)."""
+
+
+def _tracked(path: Path, root: Path) -> bool:
+    """Whether git tracks ``path`` (a file) or any file under it (a folder) in the checkout ``root``."""
+    import subprocess
+
+    try:
+        done = subprocess.run(["git", "-C", str(root), "ls-files", "--", str(path.relative_to(root))], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return False
+    return done.returncode == 0 and bool(done.stdout.strip())
+
+
+def refuse_protected(path: str | os.PathLike, what: str, error=None, record: bool = False) -> Path:
+    """The one guard on every path a run may write (``--output``, ``results_dir`` and the folders the environment names):
+    ``path`` with links followed, or ``error`` in one line when it lies in the project's sources or committed files
+    (:data:`PROTECTED`, the project folder itself, any file git tracks, or a folder holding one), the book's record
+    (``data/results`` or ``$ATTNCODA_RESULTS``) or the book's stage (``_build/stage``), the last two unless ``record``."""
+    from .errors import AttncodaError
+
+    error = error or AttncodaError
+    resolved = Path(os.path.abspath(os.path.expanduser(str(path)))).resolve()
+    root = repo_root()
+    areas = [] if record else [(results_dir(), "the book's record"), (data_dir() / "results", "the book's record"),
+                               (build_dir() / "stage", "the book's stage")]
+    areas += [(root / name, f"the project's {name}/") for name in PROTECTED]
+    for area, name in areas:
+        if is_inside(resolved, area):
+            shown = f" ({resolved})" if str(resolved) != os.path.abspath(os.path.expanduser(str(path))) else ""
+            advice = "use --record to write the record, or pass another folder" if name == "the book's record" else "choose a folder outside it"
+            raise error(f"{what} {path}{shown} is inside {name} {area.resolve()}, which no run writes; {advice}")
+    if resolved == root.resolve() or (is_inside(resolved, root) and _tracked(resolved, root.resolve())):
+        raise error(f"{what} {path} would write over files the project tracks in git; choose a folder outside them")
+    return resolved
+
+
+def check_environment_folders(error=None) -> None:
+    """Refuse, in one line, an ``$ATTNCODA_CACHE`` or ``$ATTNCODA_OUTPUT`` inside the project's sources or record, and an
+    ``$ATTNCODA_RESULTS`` inside its sources (the record may be moved, never into the code)."""
+    for name in ("ATTNCODA_CACHE", "ATTNCODA_OUTPUT"):
+        if os.environ.get(name):
+            refuse_protected(os.environ[name], f"${name} =", error)
+    moved = os.environ.get("ATTNCODA_RESULTS")
+    if moved and not is_inside(moved, data_dir() / "results"):
+        refuse_protected(moved, "$ATTNCODA_RESULTS =", error, record=True)

@@ -14,9 +14,14 @@ ENV = "ATTNCODA_PROGRESS"
 
 
 def report(message: str) -> None:
-    """Append one line of progress to ``$ATTNCODA_PROGRESS`` (nothing happens when it is not set)."""
+    """Append one line of progress to ``$ATTNCODA_PROGRESS``, or write it to stderr when that is ``-`` (``attncoda
+    audit`` and ``attncoda signatures``, which run no kernel); nothing happens when it is not set."""
     path = os.environ.get(ENV)
-    if path:
+    if path == "-":
+        import sys
+
+        print(f"  {message}", file=sys.stderr, flush=True)
+    elif path:
         with open(path, "a", encoding="utf-8") as f:
             f.write(message.replace("\n", " ") + "\n")
 

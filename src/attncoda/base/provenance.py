@@ -31,9 +31,9 @@ def source_sha256(package_dir: Path = PACKAGE_DIR) -> str:
     return digest.hexdigest()
 
 
-def _git(*args: str) -> str | None:
+def _git(*args: str, where: Path = PACKAGE_DIR) -> str | None:
     try:
-        done = subprocess.run(["git", "-C", str(PACKAGE_DIR), *args], capture_output=True, text=True, timeout=10)
+        done = subprocess.run(["git", "-C", str(where), *args], capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout.strip() if done.returncode == 0 else None
@@ -42,13 +42,14 @@ def _git(*args: str) -> str | None:
 def code_version() -> dict:
     """The package version, the hash of its source and, in a git checkout, the commit and whether the code was clean.
 
-    ``clean`` is True when neither the package source nor the notebooks differed from the commit.
+    ``clean`` is True when ``git status --porcelain -- src notebooks``, run at the repository's top folder (git reads
+    pathspecs relative to the folder it runs in), lists nothing: no tracked file changed and no untracked file added.
     """
     info = {"attncoda": installed_version("attncoda"), "source_sha256": source_sha256()}
     commit = _git("rev-parse", "HEAD")
-    if commit:
-        top = _git("rev-parse", "--show-toplevel")
-        changed = _git("status", "--porcelain", "--", "src", "notebooks") if top else None
+    top = _git("rev-parse", "--show-toplevel") if commit else None
+    if commit and top:
+        changed = _git("status", "--porcelain", "--untracked-files=all", "--", "src", "notebooks", where=Path(top))
         info["git_commit"] = commit
         info["clean"] = changed == ""
     return info

@@ -92,22 +92,35 @@ class AttentionMapAccumulator:
 def attention_maps(model: str, seeds, n: int, length: int, sink, batch_size: int = 8) -> list[dict]:
     """:class:`AttentionMapAccumulator`'s summary of ``model`` on the signatures' windows of each seed, cached by the
     model's weights, the windows and the sink keys (the model is loaded once, and only when some seed is missing)."""
-    from .cache import cache_or_compute, key_path, read_json, write_json
+    from .cache import KeyedJson, cache_or_compute
     from .capture import capture_batches
     from .corpus import text_windows
     from .signatures import KEY_FIELDS, SignatureSpec
 
     spec = SignatureSpec(n=n, length=length, batch_size=batch_size)
     sink = tuple(int(k) for k in sink)
+    entries = KeyedJson("attention_map")
 
     def path_for(job, sha, default_sink):
         key = spec.key(f"{model}|sink{','.join(map(str, sink))}", sha, default_sink, job)
-        return key_path("attention_map", key, KEY_FIELDS).with_suffix(".json")
+        return entries.path({k: key[k] for k in KEY_FIELDS})
 
     def make(loaded, job):
         ids, _ = text_windows(loaded.processor, spec.n, spec.length, job, spec.corpus, spec.split)
+        from ..base.progress import Steps
+
         acc = AttentionMapAccumulator(loaded.info.layers, spec.length, loaded.info.causal, sink)
-        capture_batches(loaded, ids, spec.batch_size, acc.update, on_batch=lambda batch: setattr(acc, "ids", batch))
+        steps = Steps(f"{loaded.info.name} seed {job}: where attention goes, batches of {spec.batch_size} windows", -(-len(ids) // spec.batch_size))
+        done = []
+
+        def on_batch(batch):
+            if done:
+                steps.step(len(done))
+            done.append(1)
+            acc.ids = batch
+
+        capture_batches(loaded, ids, spec.batch_size, acc.update, on_batch=on_batch)
+        steps.step(len(done))
         return json.loads(json.dumps(acc.finish(lambda v: loaded.processor.convert_ids_to_tokens(v))))
 
-    return cache_or_compute(model, tuple(seeds), path_for, read_json, write_json, make)
+    return cache_or_compute(model, tuple(seeds), path_for, entries.read, entries.write, make)

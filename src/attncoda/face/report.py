@@ -59,7 +59,46 @@ def show_with_reasons(table, caption: str, reasons: str = "why") -> None:
     from IPython.display import Markdown, display
 
     display(table.drop(columns=reasons).style.set_caption(caption))
-    display(Markdown("\n".join(f"* **{name}**: {why}" for name, why in table[reasons].items())))
+    display(Markdown("\n".join(f"* **{escape(name)}**: {escape(why)}" for name, why in table[reasons].items())))
+
+
+def escape(text) -> str:
+    """``text`` with the characters HTML reads as markup (``<``, ``>``, ``&``) written as entities, for Markdown a page
+    renders: a model named ``<img src=x onerror=…>`` (any folder name a reader passes) shows as its name, never as HTML.
+
+    Examples
+    --------
+    >>> escape("<img src=x onerror=alert(1)>")
+    '&lt;img src=x onerror=alert(1)&gt;'
+    >>> escape("p < 0.05 & ρ ≥ 0.7")
+    'p &lt; 0.05 &amp; ρ ≥ 0.7'
+    """
+    import html
+
+    return html.escape(str(text), quote=False)
+
+
+MARKUP = ("<", ">", "&")
+
+
+def escape_styler(table):
+    """A pandas Styler with every label and text cell that holds :data:`MARKUP` escaped as HTML (a Styler renders them
+    raw), and its caption; cells without such characters keep their formats."""
+    import pandas as pd
+
+    def marked(values) -> bool:
+        return any(isinstance(v, str) and any(c in v for c in MARKUP) for v in values)
+
+    for axis, labels in ((0, table.index), (1, table.columns)):
+        flat = [x for label in labels for x in (label if isinstance(label, tuple) else (label,))]
+        if marked(flat):
+            table.format_index(escape="html", axis=axis)
+    columns = [c for c in table.data.columns if marked(table.data[c])]
+    if columns:
+        table.format(escape="html", subset=pd.IndexSlice[:, columns])
+    if isinstance(table.caption, str):
+        table.caption = escape(table.caption)
+    return table
 
 
 TEX = {"d_A^⊥": r"\(d_A^\perp\)", "C_A^⊥": r"\(C_A^\perp\)", "ρ_A": r"\(\rho_A\)", "d_A": r"\(d_A\)"}
@@ -98,12 +137,12 @@ def glue_sentence(name: str, sentence: str) -> None:
     ``glue:text`` role would show ``d_A^⊥`` as raw characters)."""
     from IPython.display import Markdown
 
-    glue(name, Markdown(dollar_math(sentence)))
+    glue(name, Markdown(dollar_math(escape(sentence))))
 
 
 def typeset_tables() -> None:
     """Have every table this kernel displays (a pandas DataFrame or Styler) write its notation as math (:func:`tex`),
-    which the book typesets; outside IPython it does nothing."""
+    which the book typesets, and show any text in it as text (:func:`escape_styler`); outside IPython it does nothing."""
     try:
         from IPython import get_ipython
     except ImportError:
@@ -115,8 +154,8 @@ def typeset_tables() -> None:
     from pandas.io.formats.style import Styler
 
     html = shell.display_formatter.formatters["text/html"]
-    for kind in (pd.DataFrame, Styler):
-        html.for_type(kind, lambda table: tex(table._repr_html_()))
+    html.for_type(pd.DataFrame, lambda table: tex(table._repr_html_()))  # a DataFrame escapes its text itself
+    html.for_type(Styler, lambda table: tex(escape_styler(table)._repr_html_()))
 
 
 def mark(holds) -> str:

@@ -90,9 +90,16 @@ def verify(name: str, model: str | None = None, parameters: dict | None = None, 
 
     from ..base.paths import cache_dir
 
+    from .chapters import is_book_run
+
     chapter = find_chapter(name)
     if kernels not in ("native", "baseline"):
         raise ChapterError(f"unknown kernels {kernels!r}; use 'native' or 'baseline'")
+    if not chapter.writes_results:
+        raise ChapterError(f"chapter {chapter.key!r} writes no results of its own (it shows the other chapters' records); verify one of those")
+    if not os.environ.get("ATTNCODA_RESULTS") and not is_book_run(chapter, model, profile, dict(parameters or {})):
+        raise ChapterError(f"the book's record holds chapter {chapter.key!r} at its default model, the full profile and default parameters, "
+                           "so this run would differ from it by design; verify at those, or set ATTNCODA_RESULTS to a record made like this run")
     tolerance = MODEL_TOLERANCE if chapter.per_model else 0.0
     reports = []
     with tempfile.TemporaryDirectory() as tmp:

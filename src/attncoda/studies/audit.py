@@ -26,6 +26,9 @@ T_95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8
 
 NAMED_SINKS = ("first", "bos", "first4", "cls", "cls_sep")
 MIN_TRIPLES = 100
+MAX_TRIPLES = 10_000_000
+"""Most head triples per seed the audit samples (each verdict of a triple takes a few bytes per convention: ten
+million take about a gigabyte; the default is 50,000)."""
 """Fewest head triples per seed the audit accepts: with fewer, one seed's 95 % interval is wider than ±10 points."""
 SMALL_RATE = 0.075
 """A reversal rate whose interval lies below this is small: the frozen predictor's tolerance (7.5 points); the
@@ -161,6 +164,7 @@ class AuditReport:
     top_tokens: list | None = None  # [{"id", "token", "mean_attention", "occurrences"}], from every row
     recent_mass: float | None = None  # mean weight a row puts on its most recent keys
     where_from: str = "the signatures' last rows (by key position only)"
+    prediction_note: str | None = None  # why no prediction was made, when the predictor could not be read
 
     def to_json(self) -> dict:
         out = asdict(self)
@@ -322,7 +326,9 @@ def render(r: AuditReport, fmt: str = "text") -> str:
     else:
         tokens = ", ".join(f"{t['token']!r}: {t['mean_attention']:.3f}" for t in r.top_tokens)
     p = r.prediction
-    if p is None:
+    if p is None and r.prediction_note:
+        pred = f"no prediction ({r.prediction_note})"
+    elif p is None:
         pred = "no prediction (the frozen predictor covers cosine, js, euclidean and hellinger)"
     elif p.abstain:
         pred = f"v{p.version} abstains: " + "; ".join(p.reasons)

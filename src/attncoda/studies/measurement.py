@@ -114,18 +114,19 @@ def measure(model: str, seeds=SEEDS, n: int = N_WINDOWS, length: int = WINDOW_LE
     """
     import json
 
-    from ..base.files import atomic_write_json
     from ..base.provenance import source_sha256
-    from ..engine.cache import key_path
+    from ..engine.cache import KeyedJson
     from ..engine.signatures import cache_path, signature_sets
 
     sigs = signature_sets(model, tuple(seeds), n=n, length=length, batch_size=batch_size, progress=progress)
     key = {"model": model, "signatures": [cache_path(s.meta).stem for s in sigs], "n_triples": int(n_triples), "source": source_sha256()}
-    path = key_path("measurements", key, tuple(key)).with_suffix(".json")
-    if path.exists():
+    entries = KeyedJson("measurements")
+    path = entries.path(key)
+    cached = entries.read(path)  # None when missing, damaged or another key's entry (named on stderr)
+    if cached is not None:
         try:
-            return Measurement.from_json(json.loads(path.read_text()))
-        except (ValueError, KeyError, TypeError):  # a damaged file: measure again
+            return Measurement.from_json(cached)
+        except (ValueError, KeyError, TypeError):  # a damaged result: measure again
             pass
     per_seed = [measure_signatures(sig, seed, n_triples, details=(i == 0)) for i, (seed, sig) in enumerate(zip(seeds, sigs))]
     first = sigs[0]
@@ -133,7 +134,7 @@ def measure(model: str, seeds=SEEDS, n: int = N_WINDOWS, length: int = WINDOW_LE
     result = Measurement(model, first.meta["model_info"], {k: first.meta[k] for k in PROTOCOL_FIELDS}, first.meta["weights_sha256"], layers, heads,
                          list(first.sink()), list(seeds), n_triples, summarize(per_seed), per_seed)
     data = json.loads(json.dumps(result.to_json()))
-    atomic_write_json(path, data)
+    entries.write(data, path)
     return Measurement.from_json(data)
 
 
