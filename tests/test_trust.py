@@ -34,6 +34,13 @@ def record_digest() -> str:
     return h.hexdigest()
 
 
+def project_status() -> str:
+    """What git sees in the checkout outside the build: files changed or added in the sources, notebooks and data."""
+    done = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--", ".", ":!_build"], cwd=ROOT,
+                          capture_output=True, text=True)
+    return done.stdout
+
+
 @pytest.fixture
 def sandbox(tmp_path, monkeypatch):
     """A cache and build folder of the test's own; the record's digest before the probe."""
@@ -89,8 +96,45 @@ def file_in_the_way(tmp: Path) -> Path:
     return path
 
 
+def _folder_with_config(tmp: Path, name: str, write) -> Path:
+    """A model folder whose config.json is made by ``write(path)`` (a link, a FIFO, a folder, odd JSON)."""
+    folder = tmp / name
+    folder.mkdir(parents=True)
+    write(folder / "config.json")
+    return folder
+
+
+def _edited_config(tmp: Path, name: str, **changes) -> Path:
+    folder = save_tiny("llama", tmp / name)
+    config = json.loads((folder / "config.json").read_text())
+    config.update(changes)
+    (folder / "config.json").write_text(json.dumps(config))
+    return folder
+
+
+def dangling_link(tmp: Path) -> Path:
+    link = tmp / "gone-cache"
+    link.symlink_to(tmp / "nowhere")
+    return link
+
+
+def link_into_record(tmp: Path) -> Path:
+    link = tmp / "record-link"
+    link.symlink_to(RECORD / "results" / "theory")
+    return link
+
+
 SETUPS = {"code_folder": code_folder, "damaged_weights": damaged_weights, "not_gguf": not_gguf, "plain_file": plain_file,
-          "file_in_the_way": file_in_the_way}
+          "file_in_the_way": file_in_the_way, "dangling_link": dangling_link, "link_into_record": link_into_record,
+          "zero_config": lambda t: _folder_with_config(t, "zero", lambda p: p.symlink_to("/dev/zero")),
+          "fifo_config": lambda t: _folder_with_config(t, "fifo", lambda p: os.mkfifo(p)),
+          "folder_config": lambda t: _folder_with_config(t, "dir", lambda p: p.mkdir()),
+          "null_config": lambda t: _folder_with_config(t, "null", lambda p: p.write_text("null")),
+          "number_config": lambda t: _folder_with_config(t, "five", lambda p: p.write_text("5")),
+          "list_config": lambda t: _folder_with_config(t, "list", lambda p: p.write_text("[]")),
+          "million_layers": lambda t: _edited_config(t, "million", num_hidden_layers=1_000_000),
+          "negative_heads": lambda t: _edited_config(t, "negative", num_attention_heads=-4),
+          "million_blocks_gguf": lambda t: __import__("tiny_models").save_tiny_gguf(t / "million.gguf", block_count=1_000_000)}
 
 # (id, argv with {name} filled from SETUPS or tiny_bert/tmp, environment, exit code, the line printed)
 PROBES = [
@@ -128,6 +172,52 @@ PROBES = [
     ("seeds-repeated", ["audit", "--model", "{tiny_bert}", "--seeds", "0", "0"], {}, 1, "--seeds 0 0 repeats a seed"),
     ("jobs-negative", ["book", "--jobs", "-3"], {}, 2, "argument --jobs: -3 is not at least 1; use 1 or more"),
     ("scheduler-empty", ["book", "--scheduler", ""], {}, 2, "argument --scheduler: is empty"),
+    # 5. (issue 27) resource exhaustion before any check: refused before anything is read or built
+    ("config-links-to-dev-zero", ["signatures", "--model", "{zero_config}", "--n", "2", "--length", "16"], {}, 1,
+     r"config.json .* \(a link to /dev/zero\) is a device, not a regular file"),
+    ("config-is-a-fifo", ["signatures", "--model", "{fifo_config}", "--n", "2", "--length", "16"], {}, 1, "config.json .* is a FIFO, not a regular file"),
+    ("config-is-a-folder", ["signatures", "--model", "{folder_config}"], {}, 1, "config.json .* is a folder, not a regular file"),
+    ("config-is-null", ["signatures", "--model", "{null_config}"], {}, 1, "config.json .* holds null, not a JSON object of settings"),
+    ("config-is-a-number", ["signatures", "--model", "{number_config}"], {}, 1, "config.json .* holds int, not a JSON object of settings"),
+    ("config-is-a-list", ["signatures", "--model", "{list_config}"], {}, 1, "config.json .* holds list, not a JSON object of settings"),
+    ("a-million-layers", ["signatures", "--model", "{million_layers}", "--n", "2", "--length", "16"], {}, 1,
+     "num_hidden_layers = 1,000,000 exceeds the 512 layers attncoda builds a model with"),
+    ("negative-heads", ["signatures", "--model", "{negative_heads}", "--n", "2", "--length", "16"], {}, 1,
+     r"num_attention_heads = -4 is not a heads a model can have"),
+    ("gguf-with-a-million-blocks", ["signatures", "--model", "{million_blocks_gguf}", "--n", "2", "--length", "16"], {}, 1,
+     "million.gguf: block_count = 1,000,000 exceeds the 512 layers"),
+    ("model-of-an-unknown-user", ["signatures", "--model", "~nonexistent/model"], {}, 1, r"no such model folder or file: ~nonexistent/model"),
+    ("model-name-5000-characters", ["signatures", "--model", "x" * 5000], {}, 1, "the model name is 5,000 characters long"),
+    ("triples-beyond-memory", ["audit", "--model", "{tiny_bert}", "--triples", "1000000000000"], {}, 1,
+     "--triples 1,000,000,000,000 is more than the 10,000,000 the audit samples per seed"),
+    # 6. (issue 27) one write guard: the record, the sources, the stage and tracked files
+    ("output-into-notebooks", ["run", "theory", "--profile", "small", "--output", str(ROOT / "notebooks") + "/"], {}, 1,
+     "--output .* is inside the project's notebooks/ .*, which no run writes"),
+    ("results-dir-notebooks", ["run", "theory", "--profile", "small", "-p", "results_dir", str(ROOT / "notebooks")], {}, 1,
+     "results_dir .* is inside the project's notebooks/"),
+    ("output-into-the-record", ["run", "theory", "--profile", "small", "--output", str(RECORD / "results" / "theory" / "evil.ipynb")], {}, 1,
+     "--output .* is inside the book's record"),
+    ("output-through-a-link-into-the-record", ["run", "theory", "--profile", "small", "--output", "{link_into_record}/evil.ipynb"], {}, 1,
+     r"--output .*record-link/evil.ipynb \(.*data/results/theory/evil.ipynb\) is inside the book's record"),
+    ("output-into-the-sources", ["run", "theory", "--profile", "small", "--output", str(ROOT / "src" / "attncoda") + "/"], {}, 1,
+     "--output .* is inside the project's src/"),
+    ("output-into-the-stage", ["run", "theory", "--profile", "small", "--output", "{tmp}/out/_build/stage/notebooks/"], {}, 1,
+     "--output .* is inside the book's stage"),
+    ("results-env-moved-then-the-record", ["run", "theory", "--profile", "small", "-p", "results_dir", str(RECORD / "results")],
+     {"ATTNCODA_RESULTS": "{tmp}/elsewhere"}, 1, "results_dir .* is inside the book's record"),
+    ("cache-inside-the-sources", ["signatures", "--model", "{tiny_bert}", "--n", "2", "--length", "16"], {"ATTNCODA_CACHE": str(ROOT / "src")}, 1,
+     r"\$ATTNCODA_CACHE = .* is inside the project's src/"),
+    ("cache-inside-notebooks-for-a-run", ["run", "theory", "--profile", "small"], {"ATTNCODA_CACHE": str(ROOT / "notebooks" / "cache")}, 1,
+     r"\$ATTNCODA_CACHE = .* is inside the project's notebooks/"),
+    ("results-dir-a-file", ["run", "theory", "--profile", "small", "-p", "results_dir", "{file_in_the_way}/r"], {}, 1,
+     "results_dir: cannot write to the folder"),
+    # 7. (issue 27) misleading or silent
+    ("parameter-twice", ["run", "theory", "-p", "seed", "1", "-p", "seed", "2"], {}, 1, "-p seed is given twice \\(1, then 2\\); pass each parameter once"),
+    ("cache-a-dangling-link", ["signatures", "--model", "{tiny_bert}", "--n", "2", "--length", "16"], {"ATTNCODA_CACHE": "{dangling_link}"}, 1,
+     "cache: the folder .*gone-cache goes through the link .*gone-cache, which points to .*nowhere, and that does not exist"),
+    ("verify-small-against-the-full-record", ["verify", "theory", "--profile", "small"], {}, 1,
+     "the book's record holds chapter 'theory' at its default model, the full profile and default parameters"),
+    ("verify-a-page-without-results", ["verify", "reproducibility"], {}, 1, "chapter 'reproducibility' writes no results of its own"),
 ]
 
 
@@ -147,7 +237,7 @@ def test_probe(probe, sandbox, tiny_bert, capsys, monkeypatch):
     import re
 
     _, argv, env, code, line = probe
-    before = record_digest()
+    before, seen = record_digest(), project_status()
     argv = [fill(a, sandbox, tiny_bert) for a in argv]
     for k, v in env.items():
         monkeypatch.setenv(k, fill(v, sandbox, tiny_bert))
@@ -162,6 +252,7 @@ def test_probe(probe, sandbox, tiny_bert, capsys, monkeypatch):
     assert err and re.search(line, err[-1]), f"wanted a line matching {line!r}; got {err}"
     assert code == 2 or len(err) == 1, f"one line, got {len(err)}: {err}"
     assert record_digest() == before, "the committed record changed"
+    assert project_status() == seen, "a file appeared or changed in the checkout"
     assert not (sandbox / "MARKER").exists(), "a model folder's code ran"
     assert time.perf_counter() - started < 60
 
@@ -394,3 +485,214 @@ def test_a_recorded_page_injects_no_parameter_and_names_no_machine_path(sandbox,
     assert not [c for c in notebook["cells"] if "injected-parameters" in c["metadata"].get("tags", [])]
     assert (sandbox / "record" / "theory" / "synthetic.json").exists(), "the recorded run wrote the record"
     assert not re.search(r'"/(tmp|root|home|work)/', page.read_text()), "the page's notebook names a path of this machine"
+
+
+# --------------------------------------------------------------------------- 6. issue 27: behaviour that must hold, beside the probe table
+
+
+def test_provenance_sees_an_edited_source_and_the_colab_copies_stay_unpinned(tmp_path):
+    """``clean`` comes from git status at the repository root: an edit in a scratch clone makes it False, and the book then
+    pins no Colab copy to the commit."""
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+    probe = ("import json, sys; from pathlib import Path; from attncoda.base.provenance import code_version; "
+             "from attncoda.face.book import write_colab_notebooks; "
+             "print(json.dumps([code_version()['clean'], write_colab_notebooks(Path(sys.argv[1])) is None]))")
+    env = {**os.environ, "PYTHONPATH": str(clone / "src"), "ATTNCODA_HOME": str(clone), "ATTNCODA_OUTPUT": str(tmp_path / "out")}
+    (tmp_path / "stage").mkdir()
+    (tmp_path / "stage" / "_config.yml").write_text((ROOT / "_config.yml").read_text())
+
+    def ask():
+        done = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "stage")], env=env, cwd=tmp_path, capture_output=True, text=True, check=True)
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    assert ask() == [True, False], "a fresh clone is clean and its Colab copies are pinned"
+    with open(clone / "src" / "attncoda" / "base" / "protocol.py", "a") as f:
+        f.write("#x\n")
+    assert ask() == [False, True], "an edited source is not clean, and no Colab copy is pinned to the commit"
+
+
+def test_keyed_json_uses_only_the_entry_its_name_promises(sandbox, capsys):
+    from attncoda.engine.cache import KeyedJson
+
+    entries = KeyedJson("attention_map")
+    ours, theirs = entries.path({"model": "a", "seed": 0}), entries.path({"model": "a", "seed": 1})
+    entries.write({"top": "theirs"}, theirs)
+    assert entries.read(theirs) == {"top": "theirs"}
+    ours.write_bytes(theirs.read_bytes())  # a valid entry, of another key, at our path
+    assert entries.read(ours) is None and str(ours) in capsys.readouterr().err
+    for damaged in ("{}", "[]", '{"key": 5, "result": 1}', "not json"):
+        ours.write_text(damaged)
+        assert entries.read(ours) is None, damaged
+    assert entries.read(ours.with_name("missing.json")) is None and capsys.readouterr().err.count("computing it again") == 4
+
+
+def test_an_attention_map_copied_from_another_model_is_recomputed(sandbox, tiny_bert, capsys):
+    from attncoda.engine.attention_map import attention_maps
+
+    llama = save_tiny("llama", sandbox / "llama")
+    [theirs] = attention_maps(str(llama), [0], 2, 16, (0,))
+    [ours] = attention_maps(str(tiny_bert), [0], 2, 16, (0,))
+    files = {p.parent.name: p for p in (sandbox / "cache" / "attention_map").rglob("*.json")}
+    [our_file] = [p for name, p in files.items() if "bert" in name]
+    [their_file] = [p for name, p in files.items() if "llama" in name]
+    our_file.write_bytes(their_file.read_bytes())
+    capsys.readouterr()
+    [again] = attention_maps(str(tiny_bert), [0], 2, 16, (0,))
+    assert again == ours and again != theirs
+    assert str(our_file) in capsys.readouterr().err
+    our_file.write_text("{}")  # an empty entry: named and recomputed, not a KeyError on every rerun
+    assert attention_maps(str(tiny_bert), [0], 2, 16, (0,)) == [ours]
+
+
+def test_a_gguf_conversion_of_another_file_is_named_and_converted_again(sandbox, capsys):
+    from attncoda.engine.models import load_model
+    from tiny_models import save_tiny_gguf
+
+    gguf = save_tiny_gguf(sandbox / "tiny.gguf")
+    load_model(str(gguf))
+    [folder] = (sandbox / "cache" / "models").glob("gguf-*")
+    (folder / "SOURCE_SHA256").write_text("0" * 64 + "  other.gguf\n")  # e.g. another model's folder swapped in
+    capsys.readouterr()
+    load_model(str(gguf))
+    assert "converting again" in capsys.readouterr().err
+    assert (folder / "SOURCE_SHA256").read_text().split()[0] != "0" * 64
+    for name in folder.glob("*.safetensors"):
+        name.unlink()  # weights gone: a folder that would fail forever is rebuilt instead
+    loaded = load_model(str(gguf))
+    assert loaded.info.layers == 2 and any(folder.glob("*.safetensors"))
+
+
+def test_mpnet_extraction_and_archive_repair_themselves(sandbox, monkeypatch):
+    import zipfile
+
+    from attncoda.engine import registry
+
+    parts = []
+    zipped = sandbox / "whole.zip"
+    with zipfile.ZipFile(zipped, "w") as z:
+        z.writestr("all-mpnet-base-v2/model.safetensors", b"weights")
+    data = zipped.read_bytes()
+    for i in range(5):
+        part = sandbox / f"part{i}"
+        part.write_bytes(data[i * len(data) // 5:(i + 1) * len(data) // 5])
+        parts.append(part)
+    monkeypatch.setattr(registry, "package_file", lambda dist, suffix: parts[int(suffix[-3:]) - 1])
+    monkeypatch.setattr(registry, "_verify", lambda entry, path: None)
+    entry = registry.REGISTRY["mpnet-base"]
+    models = sandbox / "cache" / "models" / "mpnet-base"
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = models / f".all-mpnet-base-v2.{dead.pid}.abc"
+    legacy = models / ".extract.xyz"
+    for half in (stale, legacy):
+        (half / "all-mpnet-base-v2").mkdir(parents=True)
+    folder, archive = registry._mpnet(entry)
+    assert (folder / "model.safetensors").read_bytes() == b"weights"
+    assert not stale.exists() and not legacy.exists(), "a killed extraction's folder is removed"
+    archive.unlink()  # a deleted archive: remade from the installed parts, not a raw [Errno 2]
+    assert registry._mpnet(entry)[1].read_bytes() == data
+
+
+def test_relative_and_home_paths_are_made_absolute_once(tmp_path, monkeypatch):
+    from attncoda.base.paths import absolute_environment, cache_dir
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ATTNCODA_CACHE", "relcache")
+    monkeypatch.setenv("ATTNCODA_OUTPUT", "~/out")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    absolute_environment()
+    assert os.environ["ATTNCODA_CACHE"] == str(tmp_path / "relcache") and cache_dir() == tmp_path / "relcache"
+    assert os.environ["ATTNCODA_OUTPUT"] == str(tmp_path / "home" / "out")
+
+
+def test_the_project_is_found_from_another_folder(tmp_path, monkeypatch):
+    """An editable install run from elsewhere still reads the frozen predictor (the audit no longer drops it)."""
+    from attncoda.base.paths import repo_root
+    from attncoda.studies import predictor
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("ATTNCODA_HOME", raising=False)
+    assert repo_root() == ROOT.resolve()
+    curves, spec = predictor.load_all(version=2)
+    assert "js" in spec["metrics"]
+
+
+def test_a_stale_progress_log_is_removed(tmp_path, monkeypatch):
+    import tempfile
+
+    from attncoda.face.chapters import PROGRESS_PREFIX, remove_stale_progress_logs
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale, live = tmp_path / f"{PROGRESS_PREFIX}{dead.pid}-x.log", tmp_path / f"{PROGRESS_PREFIX}{os.getpid()}-y.log"
+    stale.write_text(""), live.write_text("")
+    assert remove_stale_progress_logs() == 1 and not stale.exists() and live.exists()
+
+
+def test_load_errors_keep_their_meaning():
+    from attncoda.engine.models import load_error
+
+    mismatch = RuntimeError("You set `ignore_mismatched_sizes` to `False`, thus raising an error. For details look at the above report!")
+    assert "other shapes than its config describes" in str(load_error("m", mismatch)) and "above report" not in str(load_error("m", mismatch))
+    long = ValueError("The tokenizer cannot be loaded because " + "its vocabulary file names a merge rule that is missing " * 10)
+    text = str(load_error("m", long))
+    assert text.startswith("could not load 'm': The tokenizer") and text.endswith("…") and " merge rul…" not in text
+    try:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise RuntimeError("trying to pop from empty mode stack")
+    except RuntimeError as err:
+        assert isinstance(load_error("m", err), KeyboardInterrupt), "an interrupted conversion is an interruption, not damage"
+
+
+def test_model_names_show_as_text_on_a_page():
+    import pandas as pd
+
+    from attncoda.face.report import escape, escape_styler, tex
+
+    name = "<img src=x onerror=alert(1)>"
+    table = pd.DataFrame({"model": [name, "ok"], "rate": [0.12345, 0.5], "note": [name, "plain"]}).set_index("model")
+    html = tex(escape_styler(table.style.format(precision=3).set_caption(f"Table 2, {name}"))._repr_html_())
+    assert "<img" not in html and html.count("&lt;img") == 3 and "0.123" in html
+    assert escape(f"model {name} reverses") == "model &lt;img src=x onerror=alert(1)&gt; reverses"
+
+
+def test_a_recorded_run_needs_every_default_model_and_an_ordinary_run_says_which_are_missing(sandbox, monkeypatch, capsys):
+    from attncoda.base.errors import ChapterError
+    from attncoda.engine.registry import RegistryModel
+    from attncoda.face.chapters import CHAPTERS, note_missing_models
+
+    monkeypatch.setattr(RegistryModel, "installed", lambda self: self.name in ("minilm-l6", "mpnet-base"))
+    with pytest.raises(ChapterError, match="smollm2-135m, gemma3-270m, qwen2.5-coder-0.5b are not installed"):
+        note_missing_models(CHAPTERS["measurement"], None, record=True)
+    note_missing_models(CHAPTERS["measurement"], None, record=False)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "measures the other offline models only" in err[0]
+    note_missing_models(CHAPTERS["clustering"], "minilm-l6", record=False)  # one named model: nothing to say
+    assert not capsys.readouterr().err
+
+
+def test_audit_progress_reaches_stderr(monkeypatch, capsys):
+    from attncoda.base.progress import ENV, Steps
+
+    monkeypatch.setenv(ENV, "-")
+    Steps("m seed 0: where attention goes", 2).step(1)
+    assert "m seed 0: where attention goes: 1/2" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_sigterm_ends_in_one_line_and_leaves_nothing_behind(sandbox):
+    import tempfile
+
+    process = subprocess.Popen([sys.executable, "-m", "attncoda.face.cli", "run", "calibration"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    time.sleep(10)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 143
+    assert err.strip().splitlines()[-1] == "attncoda: terminated" and "Traceback" not in err
+    assert not list(Path(tempfile.gettempdir()).glob(f"attncoda-progress-{process.pid}-*.log"))
+    assert not list((sandbox / "out").rglob("*.part.ipynb"))

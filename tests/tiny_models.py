@@ -67,8 +67,9 @@ def save_tiny(family: str, folder: Path) -> Path:
     return folder
 
 
-def save_tiny_gguf(path: Path) -> Path:
-    """A tiny random Qwen2-architecture GGUF file (float32 tensors, GPT-2-style BPE tokenizer inside)."""
+def save_tiny_gguf(path: Path, block_count: int | None = None) -> Path:
+    """A tiny random Qwen2-architecture GGUF file (float32 tensors, GPT-2-style BPE tokenizer inside); ``block_count``
+    makes its header claim that many layers (a hostile file: the tensors stay those of 2 layers)."""
     import json
 
     import gguf
@@ -90,7 +91,7 @@ def save_tiny_gguf(path: Path) -> Path:
     rng = np.random.default_rng(0)
     w = lambda *s: (rng.standard_normal(s) * 0.05).astype(np.float32)
     writer = gguf.GGUFWriter(str(path), "qwen2")
-    writer.add_block_count(layers); writer.add_context_length(128); writer.add_embedding_length(d)
+    writer.add_block_count(block_count or layers); writer.add_context_length(128); writer.add_embedding_length(d)
     writer.add_feed_forward_length(ff); writer.add_head_count(heads); writer.add_head_count_kv(kv)
     writer.add_rope_freq_base(10000.0); writer.add_layer_norm_rms_eps(1e-6)
     writer.add_tokenizer_model("gpt2"); writer.add_token_list(tokens); writer.add_token_types(types); writer.add_token_merges(merges)

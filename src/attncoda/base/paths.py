@@ -160,18 +160,20 @@ def _tracked(path: Path, root: Path) -> bool:
     return done.returncode == 0 and bool(done.stdout.strip())
 
 
-def refuse_protected(path: str | os.PathLike, what: str, error=None, record: bool = False) -> Path:
+def refuse_protected(path: str | os.PathLike, what: str, error=None, record: bool = False, stage: bool | None = None) -> Path:
     """The one guard on every path a run may write (``--output``, ``results_dir`` and the folders the environment names):
     ``path`` with links followed, or ``error`` in one line when it lies in the project's sources or committed files
     (:data:`PROTECTED`, the project folder itself, any file git tracks, or a folder holding one), the book's record
-    (``data/results`` or ``$ATTNCODA_RESULTS``) or the book's stage (``_build/stage``), the last two unless ``record``."""
+    (``data/results`` or ``$ATTNCODA_RESULTS``) unless ``record``, or the book's stage (``_build/stage``) unless ``stage``
+    (by default: ``record``; a small-profile book build stages its pages but writes no record)."""
     from .errors import AttncodaError
 
     error = error or AttncodaError
     resolved = Path(os.path.abspath(os.path.expanduser(str(path)))).resolve()
     root = repo_root()
-    areas = [] if record else [(results_dir(), "the book's record"), (data_dir() / "results", "the book's record"),
-                               (build_dir() / "stage", "the book's stage")]
+    stage = record if stage is None else stage
+    areas = [] if record else [(results_dir(), "the book's record"), (data_dir() / "results", "the book's record")]
+    areas += [] if stage else [(build_dir() / "stage", "the book's stage")]
     areas += [(root / name, f"the project's {name}/") for name in PROTECTED]
     for area, name in areas:
         if is_inside(resolved, area):

@@ -39,15 +39,15 @@ def _git(*args: str, where: Path = PACKAGE_DIR) -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
-def code_version() -> dict:
+def code_version(package_dir: Path = PACKAGE_DIR) -> dict:
     """The package version, the hash of its source and, in a git checkout, the commit and whether the code was clean.
 
     ``clean`` is True when ``git status --porcelain -- src notebooks``, run at the repository's top folder (git reads
     pathspecs relative to the folder it runs in), lists nothing: no tracked file changed and no untracked file added.
     """
-    info = {"attncoda": installed_version("attncoda"), "source_sha256": source_sha256()}
-    commit = _git("rev-parse", "HEAD")
-    top = _git("rev-parse", "--show-toplevel") if commit else None
+    info = {"attncoda": installed_version("attncoda"), "source_sha256": source_sha256(package_dir)}
+    commit = _git("rev-parse", "HEAD", where=package_dir)
+    top = _git("rev-parse", "--show-toplevel", where=package_dir) if commit else None
     if commit and top:
         changed = _git("status", "--porcelain", "--untracked-files=all", "--", "src", "notebooks", where=Path(top))
         info["git_commit"] = commit

@@ -143,7 +143,7 @@ def build_book(profile: str = "full", run: bool = True, strict: bool = True, pre
             t0 = time.perf_counter()
             print(f"chapter {chapter.key}: running {chapter.notebook}", flush=True)
             stamp.unlink(missing_ok=True)
-            run_chapter(chapter.key, model=model, profile=profile, parameters=parameters, output=executed, record=own_results is None)
+            run_chapter(chapter.key, model=model, profile=profile, parameters=parameters, output=executed, record=own_results is None, stage=True)
             stamp.write_text(key)
             print(f"chapter {chapter.key}: done in {time.perf_counter() - t0:.0f} s", flush=True)
         elif not executed.exists():

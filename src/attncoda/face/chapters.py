@@ -165,18 +165,19 @@ def stage_dir() -> Path:
     return build_dir() / "stage"
 
 
-def output_path(chapter: Chapter, output: str | os.PathLike | None, folder: Path, what: str = "--output", record: bool = False) -> Path:
+def output_path(chapter: Chapter, output: str | os.PathLike | None, folder: Path, what: str = "--output", record: bool = False,
+                stage: bool = False) -> Path:
     """Where the executed notebook goes: ``output`` (a folder gets ``<notebook>.ipynb`` inside it), else ``folder``
     (``what`` names where that folder came from, for the error). Checked before any kernel starts: a ChapterError in one
     line if it lies in the project's sources, record or stage (:func:`~attncoda.base.paths.refuse_protected`; the stage
-    only for a ``record`` run) or cannot be written."""
+    only for a ``record`` run or the book's own ``stage``) or cannot be written."""
     what = "--output" if output else what
     target = Path(os.path.abspath(os.path.expanduser(str(output)))) if output else folder / f"{chapter.notebook}.ipynb"
     if target.is_dir() or (output and str(output).endswith(("/", os.sep))):
         target = target / f"{chapter.notebook}.ipynb"
     if target.suffix != ".ipynb":
         raise ChapterError(f"--output {output} must be a notebook path ending in .ipynb, or a folder")
-    refuse_protected(target, what, ChapterError, record=record)
+    refuse_protected(target, what, ChapterError, record=record, stage=record or stage)
     writable_folder(target.parent, what, "choose another", ChapterError)
     return target
 
@@ -288,6 +289,7 @@ def run_chapter(
     profile: str = "full",
     progress: bool = True,
     record: bool = False,
+    stage: bool = False,
 ) -> Path:
     """Execute one chapter with papermill and return the executed notebook's path.
 
@@ -298,7 +300,9 @@ def run_chapter(
     * any other run writes its notebook and ``results/`` to its own :func:`~attncoda.base.paths.run_folder` (or to
       the ``results_dir`` parameter given, which may not lie inside the record).
 
-    Every parameter, the model and the output path are checked first; each problem is one ChapterError line.
+    ``stage=True`` lets the executed notebook go to the book's stage (``attncoda book`` at another profile or a preset,
+    whose numbers go elsewhere). Every parameter, the model and the output path are checked first; each problem is one
+    ChapterError line.
     """
     import papermill
     from papermill.exceptions import PapermillExecutionError
@@ -370,7 +374,7 @@ def run_chapter(
         params["model"] = model
     if chapter.writes_results and not record:
         writable_folder(root / "notebooks" / params["results_dir"], "results_dir", "pass another results_dir", ChapterError)
-    target = output_path(chapter, output, folder, "results_dir" if given_results else "the run folder", record=record)
+    target = output_path(chapter, output, folder, "results_dir" if given_results else "the run folder", record=record, stage=stage)
     if chapter.per_model:
         note_missing_models(chapter, model, record)
     remove_stale_twins(target)  # the half-written copies of runs that were killed (SIGKILL) before they could remove them

@@ -247,6 +247,9 @@ def main(argv=None) -> int:
     if getattr(args, "device_map", None):
         os.environ[DEVICE_MAP_ENV] = args.device_map
     try:
+        from ..base.paths import check_environment_folders
+
+        check_environment_folders()  # no cache, build or record folder inside the project's sources
         if args.command == "chapters":
             for c in CHAPTERS.values():
                 print(f"{c.key:<16} notebooks/{c.notebook}.ipynb  {'per model' if c.per_model else c.default_model}")
