@@ -7,7 +7,7 @@ from attncoda.engine import models, registry
 from attncoda.engine.models import load_model, resolve
 from attncoda.base.errors import ModelError
 from attncoda.engine.registry import REGISTRY
-from tiny_models import save_tiny
+from tiny_models import save_tiny, save_tiny_gguf
 
 
 def test_resolution_of_every_kind_of_name(tmp_path):
@@ -17,8 +17,10 @@ def test_resolution_of_every_kind_of_name(tmp_path):
     assert resolve("openai-community/gpt2") == ("hub", "openai-community/gpt2", None)
     folder = save_tiny("llama", tmp_path / "tiny")
     assert resolve(str(folder))[0] == "local"
-    (tmp_path / "m.gguf").write_bytes(b"GGUF")
-    assert resolve(str(tmp_path / "m.gguf"))[0] == "gguf"
+    assert resolve(str(save_tiny_gguf(tmp_path / "m.gguf")))[0] == "gguf"
+    (tmp_path / "bare.gguf").write_bytes(b"GGUF")  # the magic alone: its header is read (and checked) before any load
+    with pytest.raises(ModelError, match="its GGUF header cannot be read"):
+        resolve(str(tmp_path / "bare.gguf"))
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,8 @@ traceback output, math left as raw TeX, or a figure that did not render; and on 
 (:func:`reader_problems`): progress bars or log lines, a machine path (in the page or its downloadable
 notebook), a visible nan, numbers in adjacent cells closer than 8 px, a table, equation or code block wider
 than the column without a scroll box, a figure shown so small that its type is under 9 px, an empty
-section, notation outside math. Every check runs at a laptop's width (1,366 × 900) and at a phone's (390 × 844),
+section, notation outside math; and on a menu that does not work (:func:`menu_problems`: on a phone the ☰ and
+contents buttons must open the book's and the page's tables of contents, on a laptop ☰ must fold the sidebar away). Every check runs at a laptop's width (1,366 × 900) and at a phone's (390 × 844),
 and a screenshot of each is kept. A page that only redirects (the root index.html) is checked for its target instead.
 """
 
@@ -45,7 +46,7 @@ def site(tmp_path_factory):
             else:
                 model = str(save_tiny(chapter.test_family, root / f"tiny-{chapter.test_family}")) if chapter.per_model else None
             page = run_chapter(chapter.key, model=model, profile="small", parameters={"results_dir": str(root / "results")},
-                               output=stage / "notebooks" / f"{chapter.notebook}.ipynb", progress=False)
+                               output=stage / "notebooks" / f"{chapter.notebook}.ipynb", progress=False, stage=True)
             # The fixture's own inputs (tiny models, a results folder) live in a temporary folder, which the pages would
             # show among their parameters; a book build injects no such path (tests/test_trust.py checks that).
             page.write_text(page.read_text().replace(str(root), "<test folder>"))
@@ -224,9 +225,89 @@ def test_every_page_renders_in_a_real_browser(site, browser):
                 problems.append(f"{name}: the page check failed{width}: {found['scriptError']}")
                 continue
             problems += [f"{p}{width}" for p in page_problems(name, found, browser)]
+            problems += [f"{p}{width}" for p in menu_problems(name, page.as_uri(), browser, phone=bool(width))]
+        browser.set_window_size(*DESKTOP)
+        for mode in ("light", "dark"):
+            problems += caption_contrast_problems(name, page.as_uri(), browser, mode)
     problems += [f"{p.relative_to(site)}: a downloadable notebook holds a path of the machine that built it"
                  for p in site.rglob("*.ipynb") if MACHINE_PATH.search(p.read_text())]
     assert not problems, "\n".join(problems)
+
+
+SIDEBAR_STATE = """
+const box = (selector) => {
+  const el = document.querySelector(selector);
+  if (!el) return {present: false, shown: false, links: 0};
+  const r = el.getBoundingClientRect(), style = getComputedStyle(el);
+  const shown = style.visibility !== 'hidden' && style.display !== 'none' && r.width > 50 && r.right > 10 && r.left < innerWidth - 10;
+  const links = [...el.querySelectorAll('a[href]')].filter(a => { const b = a.getBoundingClientRect();
+    return b.width > 0 && b.right > 0 && b.left < innerWidth && getComputedStyle(a).visibility !== 'hidden'; }).length;
+  return {present: true, shown: shown, links: links};
+};
+return {primary: box('.bd-sidebar-primary'), secondary: box('.bd-sidebar-secondary')};
+"""
+"""Whether the book's sidebar (table of contents) and the page's (its sections) are on screen, and how many of their
+links a reader can see."""
+
+
+def menu_problems(name: str, uri: str, browser, phone: bool) -> list[str]:
+    """The menus, clicked as a reader would: on a phone the visible ☰ button must bring the book's table of contents on
+    screen (with links) and the contents button the page's sections; on a laptop ☰ must fold the shown sidebar away."""
+    import time
+
+    def click(kind: str) -> dict | None:
+        browser.get(uri)
+        buttons = [b for b in browser.find_elements("css selector", f".{kind}-toggle") if b.is_displayed()]
+        if not buttons:
+            return None
+        buttons[0].click()
+        time.sleep(0.5)  # the sidebars slide in
+        return browser.execute_script(SIDEBAR_STATE)
+
+    problems = []
+    if phone:
+        opened = click("primary")
+        if opened is None:
+            problems.append(f"{name}: no menu button (☰) on the page")
+        elif not (opened["primary"]["shown"] and opened["primary"]["links"]):
+            problems.append(f"{name}: the menu button (☰) does not open the table of contents")
+        browser.get(uri)
+        if browser.execute_script(SIDEBAR_STATE)["secondary"]["present"]:
+            opened = click("secondary")
+            if opened is not None and not (opened["secondary"]["shown"] and opened["secondary"]["links"]):
+                problems.append(f"{name}: the contents button does not open the page's sections")
+    else:
+        browser.get(uri)
+        if browser.execute_script(SIDEBAR_STATE)["primary"]["shown"]:
+            folded = click("primary")
+            if folded is not None and folded["primary"]["shown"]:
+                problems.append(f"{name}: the menu button (☰) does not fold the sidebar away")
+    return problems
+
+
+CAPTION_CONTRAST = """
+const mode = arguments[0];
+document.documentElement.dataset.theme = mode; document.documentElement.dataset.mode = mode;
+const rgb = (s) => (s.match(/[\\d.]+/g) || []).map(Number);
+const luminance = ([r, g, b]) => { const f = (c) => { c /= 255; return c <= 0.03928 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4); };
+  return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+const background = (el) => { for (let up = el; up; up = up.parentElement) { const c = rgb(getComputedStyle(up).backgroundColor);
+  if (c.length === 3 || c[3] > 0.5) return c.slice(0, 3); } return mode === 'dark' ? [0, 0, 0] : [255, 255, 255]; };
+return [...document.querySelectorAll('main caption')].map(cap => {
+  const [hi, lo] = [luminance(rgb(getComputedStyle(cap).color).slice(0, 3)), luminance(background(cap))].sort((x, y) => y - x);
+  return {text: cap.innerText.slice(0, 40), ratio: (hi + 0.05) / (lo + 0.05)}; });
+"""
+"""Each table caption's contrast ratio (WCAG 2: (L1 + 0.05) / (L2 + 0.05)) against the background it is drawn on,
+with the page switched to the theme's light or dark mode (the argument)."""
+MIN_CONTRAST = 4.5
+"""WCAG 2's level AA for body text."""
+
+
+def caption_contrast_problems(name: str, uri: str, browser, mode: str) -> list[str]:
+    """Table captions whose text is too faint to read against their background, in the given colour mode."""
+    browser.get(uri)
+    return [f"{name}: a table caption is faint in {mode} mode (contrast {c['ratio']:.1f} < {MIN_CONTRAST}): {c['text']!r}"
+            for c in browser.execute_script(CAPTION_CONTRAST, mode) if c["ratio"] < MIN_CONTRAST]
 
 
 def redirect_problems(page: Path, name: str) -> list[str]:
@@ -341,6 +422,49 @@ def test_the_api_reference_documents_the_public_functions(site):
     for name in ("attncoda.engine.patterns.signatures_from_patterns", "attncoda.studies.measurement.measure_signatures", "attncoda.studies.audit.audit"):
         assert f'id="{name}"' in page
     assert page.count(">Parameters<") >= len(functions) and page.count(">Returns<") >= len(functions)
+
+
+DEAD_MENU = """<!doctype html><html><head><meta charset="utf-8"><style>
+.bd-sidebar-primary { position: fixed; left: -300px; top: 0; width: 280px; height: 100%; }
+.bd-sidebar-secondary { position: fixed; left: 400px; top: 0; width: 280px; height: 100%; }
+</style></head><body>
+<button class="primary-toggle" style="display: none">☰</button><button class="primary-toggle">☰</button>
+<button class="secondary-toggle">contents</button>
+<div class="bd-sidebar-primary"><a href="#one">1. The theory witness</a></div>
+<div class="bd-sidebar-secondary"><a href="#rows">Three rows</a></div>
+<script>document.querySelector('.primary-toggle').addEventListener('click', () => {
+  document.querySelector('.bd-sidebar-primary').style.left = '0'; });</script>
+<main><p>A page whose menu script bound itself to the hidden button (pydata-sphinx-theme 0.17).</p></main></body></html>"""
+
+
+def test_the_menu_check_catches_a_dead_menu(browser, tmp_path):
+    """The phone menu of pydata-sphinx-theme 0.17 under sphinx-book-theme 1.3, put back: its script listens on a hidden
+    second ☰, so the visible one opens nothing. The menu check reports it, and the same page with the script bound to
+    the visible button passes."""
+    page = tmp_path / "dead-menu.html"
+    page.write_text(DEAD_MENU)
+    browser.set_window_size(*PHONE)
+    problems = menu_problems("dead-menu.html", page.as_uri(), browser, phone=True)
+    assert "dead-menu.html: the menu button (☰) does not open the table of contents" in problems
+    assert "dead-menu.html: the contents button does not open the page's sections" in problems
+    page.write_text(DEAD_MENU.replace("querySelector('.primary-toggle')", "querySelectorAll('.primary-toggle')[1]")
+                    .replace("A page whose", "<script>document.querySelector('.secondary-toggle').addEventListener('click', () => {"
+                             " document.querySelector('.bd-sidebar-secondary').style.left = '100px'; });</script>A page whose"))
+    assert menu_problems("dead-menu.html", page.as_uri(), browser, phone=True) == []
+
+
+def test_the_contrast_check_catches_a_faint_caption(browser, tmp_path):
+    """Dark mode's grey caption on the light box of an HTML output, put back: the check reports it; in the table's
+    own colour it passes."""
+    page = tmp_path / "faint.html"
+    faint = ('<main><div style="background: rgb(206, 214, 221); color: #111"><table><caption style="color: rgb(156, 164, 175)">'
+             'Reversal rate (%)</caption><tr><td>2.0</td></tr></table></div></main>')
+    page.write_text(faint)
+    browser.set_window_size(*DESKTOP)
+    assert caption_contrast_problems("faint.html", page.as_uri(), browser, "dark") == [
+        "faint.html: a table caption is faint in dark mode (contrast 1.7 < 4.5): 'Reversal rate (%)'"]
+    page.write_text(faint.replace('style="color: rgb(156, 164, 175)"', 'style="color: inherit"'))
+    assert caption_contrast_problems("faint.html", page.as_uri(), browser, "dark") == []
 
 
 def test_a_redirect_is_checked_for_its_target(tmp_path):

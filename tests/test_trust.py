@@ -236,7 +236,7 @@ def fill(text: str, tmp: Path, tiny: Path) -> str:
 def test_probe(probe, sandbox, tiny_bert, capsys, monkeypatch):
     import re
 
-    _, argv, env, code, line = probe
+    name, argv, env, code, line = probe
     before, seen = record_digest(), project_status()
     argv = [fill(a, sandbox, tiny_bert) for a in argv]
     for k, v in env.items():
@@ -248,6 +248,9 @@ def test_probe(probe, sandbox, tiny_bert, capsys, monkeypatch):
     except SystemExit as stop:  # argparse's own errors
         got = stop.code
     err = capsys.readouterr().err.strip().splitlines()
+    if os.environ.get("ATTNCODA_PROBE_LOG"):  # the table of a closing note: each probe's command, exit code and line
+        with open(os.environ["ATTNCODA_PROBE_LOG"], "a") as log:
+            log.write(json.dumps({"probe": name, "argv": probe[1], "env": probe[2], "exit": got, "line": (err[-1] if err else "").replace(str(sandbox), "<tmp>").replace(str(tiny_bert), "<tiny_bert>")}) + "\n")
     assert got == code, f"exit {got}, wanted {code}; stderr: {err}"
     assert err and re.search(line, err[-1]), f"wanted a line matching {line!r}; got {err}"
     assert code == 2 or len(err) == 1, f"one line, got {len(err)}: {err}"
