@@ -1,7 +1,6 @@
 """A second book build reuses every chapter whose notebook, package source and inputs are unchanged."""
 
 import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -21,7 +20,7 @@ def fake_build(tmp_path, monkeypatch):
         ran.append(key)
         assert record == (profile == "full"), "only the full book writes the record"
         (stage_dir() / "notebooks").mkdir(parents=True, exist_ok=True)
-        (stage_dir() / "notebooks" / f"{CHAPTERS[key].notebook}.ipynb").write_text("{}")
+        (stage_dir() / "notebooks" / f"{CHAPTERS[key].notebook}.ipynb").write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
         # a relative results_dir is relative to the kernel's folder, notebooks/, as in a real run (not to pytest's)
         folder = repo_root() / "notebooks" / ((parameters or {}).get("results_dir") or tmp_path / "results")
         (folder / key).mkdir(parents=True, exist_ok=True)
@@ -50,3 +49,25 @@ def test_unchanged_chapters_are_reused_and_a_change_reruns_them(fake_build, monk
     fake_build.clear()
     book.build_book(profile="full", reuse=False)
     assert set(fake_build) == set(first)
+
+
+def test_silent_cells_lose_their_source_bar(tmp_path):
+    """A hide-input cell whose outputs are only glued values (or removed) shows no "Show code cell source" bar over
+    nothing: it becomes remove-input; a cell with a table, a figure or printed text keeps its bar. Folding twice changes
+    nothing more."""
+    import nbformat
+
+    from attncoda.face.book import fold_silent_cells
+
+    glued = nbformat.v4.new_output("display_data", data={"application/papermill.record/text/plain": "0.5"})
+    table = nbformat.v4.new_output("display_data", data={"text/html": "<table></table>", "text/plain": "t"})
+    printed = nbformat.v4.new_output("stream", name="stdout", text="took 3 s\n")
+    cells = [(["hide-input"], [glued]), (["hide-input"], []), (["hide-input", "remove-output"], [table]),
+             (["hide-input"], [glued, table]), (["hide-input"], [printed]), (["remove-cell"], [])]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x", metadata={"tags": t}, outputs=o) for t, o in cells])
+    path = tmp_path / "page.ipynb"
+    nbformat.write(nb, str(path))
+    assert fold_silent_cells(path) == 3
+    tags = [c.metadata["tags"] for c in nbformat.read(str(path), as_version=4).cells]
+    assert tags == [["remove-input"], ["remove-input"], ["remove-input", "remove-output"], ["hide-input"], ["hide-input"], ["remove-cell"]]
+    assert fold_silent_cells(path) == 0

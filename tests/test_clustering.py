@@ -5,7 +5,6 @@ import pytest
 import torch
 
 import attncoda as ac
-from attncoda.base.errors import ModelError
 from attncoda.math.pairdist import pair_distance_sums
 from attncoda.studies import clustering
 from clustering_fixtures import synthetic_clustering

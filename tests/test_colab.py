@@ -33,6 +33,27 @@ def test_every_chapter_starts_with_a_pinnable_colab_cell_and_names_its_colab_mod
             assert f'colab_model("{chapter.key}", model)' in "".join(c.source for c in nb.cells)
 
 
+def test_a_clean_build_pins_the_colab_copies_and_each_page_s_download(tmp_path, monkeypatch):
+    """From a clean tree the Colab copies and the staged executed notebooks (what a page offers for download) name the
+    commit the pages were built from, not "main", and the book's Colab buttons point at that commit's folder."""
+    import shutil
+
+    from attncoda.base import provenance
+    from attncoda.face.book import write_colab_notebooks
+
+    monkeypatch.setenv("ATTNCODA_OUTPUT", str(tmp_path / "out"))
+    monkeypatch.setattr(provenance, "code_version", lambda *a: {"git_commit": "0123abc", "clean": True})
+    stage = tmp_path / "stage"
+    (stage / "notebooks").mkdir(parents=True)
+    shutil.copy(ROOT / "_config.yml", stage / "_config.yml")
+    shutil.copy(ROOT / "notebooks" / "01_theory_witness.ipynb", stage / "notebooks" / "01_theory_witness.ipynb")
+    folder = write_colab_notebooks(stage)
+    for path in (folder / "01_theory_witness.ipynb", stage / "notebooks" / "01_theory_witness.ipynb"):
+        assert 'COMMIT = "0123abc"' in _colab_cell(nbformat.read(path, as_version=4)).source, path
+    assert len(list(folder.glob("*.ipynb"))) == len(CHAPTERS)
+    assert 'path_to_book: "0123abc"' in (stage / "_config.yml").read_text()
+
+
 def test_the_colab_model_replaces_only_the_offline_default(monkeypatch):
     monkeypatch.delenv("ATTNCODA_COLAB", raising=False)
     assert colab_model("measurement", "defaults") == "defaults"

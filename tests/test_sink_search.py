@@ -8,7 +8,6 @@ from dataclasses import asdict, replace
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 from strategies import rows_with_sink
 
 from attncoda.engine import training

@@ -99,12 +99,14 @@ ready.then((typesetDone) => { try {
     clippedCaptions: clippedCaptions(main),
     pageOverflow: pageOverflow(),
     smallImages: [...main.querySelectorAll('.cell_output img, figure img')].filter(i => i.naturalWidth > 0 && i.offsetParent !== null).map(i => ({
-      src: i.src.split('/').pop(), ratio: i.getBoundingClientRect().width / i.naturalWidth})),
+      src: i.src.split('/').pop(), ratio: i.getBoundingClientRect().width / i.naturalWidth, visible: visibleShare(i)})),
     emptyHeadings: [...main.querySelectorAll('section')].filter(sec => {
       const kids = [...sec.children].filter(k => !/^H[1-6]$/.test(k.tagName) && k.tagName !== 'SPAN');
       return kids.every(k => !k.innerText.trim() && !k.querySelector('img'));
     }).map(sec => (sec.querySelector('h1,h2,h3,h4,h5,h6') || {innerText: '?'}).innerText.replace('#', '').trim()),
     proseText: proseText(main),
+    emptySourceBars: emptySourceBars(main),
+    brokenNumbers: brokenNumbers(main),
   });
 } catch (e) { done({scriptError: String((e && e.stack) || e)}); } });  // an error here would otherwise leave the call hanging
 
@@ -174,6 +176,44 @@ function pageOverflow() {
   return found.slice(0, 5).map(el => `${el.tagName.toLowerCase()} reaching ${Math.round(el.getBoundingClientRect().right)} px in a ${width} px window: ${(el.innerText || '').slice(0, 40)}`);
 }
 
+// A "Show code cell source" bar over a cell that shows nothing beneath it: clutter that hides no result.
+function emptySourceBars(root) {
+  return [...root.querySelectorAll('div.cell')].filter(cell => cell.querySelector('details.above-input')).filter(cell => {
+    const out = cell.querySelector('.cell_output');
+    return !out || (!out.innerText.trim() && !out.querySelector('img, svg, mjx-container, table'));
+  }).map(cell => (cell.querySelector('.cell_input') || cell).textContent.trim().split('\\n')[0].slice(0, 60));
+}
+
+// A number with an exponent (1e-06) in a table header or an API signature that the browser broke across two lines.
+function brokenNumbers(root) {
+  const found = [];
+  for (const box of root.querySelectorAll('thead th, dt.sig')) {
+    const walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+    while (walker.nextNode()) {
+      const node = walker.currentNode;
+      for (const m of node.nodeValue.matchAll(/\\d+(?:\\.\\d+)?e[-+]\\d+/g)) {
+        const r = document.createRange(); r.setStart(node, m.index); r.setEnd(node, m.index + m[0].length);
+        const tops = new Set([...r.getClientRects()].filter(q => q.width > 0).map(q => Math.round(q.top)));
+        if (tops.size > 1) found.push(`${m[0]} in "${box.innerText.replace(/\\s+/g, ' ').slice(0, 40)}"`);
+      }
+    }
+  }
+  return found;
+}
+
+// The share of an image's width a reader sees without scrolling anything sideways: clipped by the boxes it sits in
+// (a scroll box, the column) and by the window.
+function visibleShare(img) {
+  const r = img.getBoundingClientRect();
+  let left = Math.max(r.left, 0), right = Math.min(r.right, document.documentElement.clientWidth);
+  for (let up = img.parentElement; up; up = up.parentElement) {
+    if (getComputedStyle(up).overflowX === 'visible') continue;
+    const b = up.getBoundingClientRect();
+    left = Math.max(left, b.left); right = Math.min(right, b.right);
+  }
+  return r.width > 0 ? Math.max(0, right - left) / r.width : 1;
+}
+
 // The page's text outside math, code and figures: where TeX-like notation must not appear.
 function proseText(root) {
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {acceptNode: (n) =>
@@ -189,7 +229,9 @@ MACHINE_PATH = re.compile(r"(?<![\w.])/(home|root|tmp|work|Users|var/folders|pri
 UNDEFINED = re.compile(r"(?<![\w-])(nan|NaN)(?![\w-])")
 TEX_OUTSIDE_MATH = re.compile(r"\^⊥|\^\\perp|\b[dCρH]_A\b|_A\^|\be\^[-0-9.]")
 MIN_FONT_PX = 9.0
-"""The smallest text a figure may show on the page, in CSS pixels."""
+"""The smallest text a figure may show on a laptop's page, in CSS pixels (a phone reader zooms a figure in)."""
+MIN_VISIBLE_FIGURE = 0.9
+"""The share of a figure's width that must be in view, at every width, without scrolling anything sideways."""
 
 
 REDIRECT = re.compile(r'<meta http-equiv="Refresh" content="0; url=([^"]+)"', re.IGNORECASE)
@@ -224,7 +266,7 @@ def test_every_page_renders_in_a_real_browser(site, browser):
             if found.get("scriptError"):
                 problems.append(f"{name}: the page check failed{width}: {found['scriptError']}")
                 continue
-            problems += [f"{p}{width}" for p in page_problems(name, found, browser)]
+            problems += [f"{p}{width}" for p in page_problems(name, found, browser, phone=bool(width))]
             problems += [f"{p}{width}" for p in menu_problems(name, page.as_uri(), browser, phone=bool(width))]
         browser.set_window_size(*DESKTOP)
         for mode in ("light", "dark"):
@@ -316,7 +358,7 @@ def redirect_problems(page: Path, name: str) -> list[str]:
     return [] if (page.parent / target).exists() else [f"{name}: redirects to {target}, which does not exist"]
 
 
-def page_problems(name: str, found: dict, browser) -> list[str]:
+def page_problems(name: str, found: dict, browser, phone: bool = False) -> list[str]:
     """What is wrong on one rendered page, at the width it was checked at: broken parts, then :func:`reader_problems`."""
     problems = [f"{name}: console error: {e['message']}" for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     for link in found["links"]:
@@ -345,14 +387,14 @@ def page_problems(name: str, found: dict, browser) -> list[str]:
         problems.append(f"{name}: {found['rawMath']} math element(s) left as raw TeX")
     if name.startswith("notebooks/") and not found["images"] and "reproducibility" not in name:
         problems.append(f"{name}: no figure rendered")
-    return problems + reader_problems(name, found)
+    return problems + reader_problems(name, found, phone)
 
 
 DESKTOP, PHONE = (1366, 900), (390, 844)
 """A laptop's window and a phone's, the sizes a reader's look was taken at."""
 
 
-def reader_problems(name: str, found: dict) -> list[str]:
+def reader_problems(name: str, found: dict, phone: bool = False) -> list[str]:
     """What a reader would see wrong on a page that renders: the checks of issue "The pages a reader sees"."""
     from attncoda.face.plots import SMALLEST_FONT_PX
 
@@ -373,9 +415,13 @@ def reader_problems(name: str, found: dict) -> list[str]:
     problems += [f"{name}: a table caption runs out of view: {c}" for c in found["clippedCaptions"]]
     problems += [f"{name}: the page scrolls sideways: {w}" for w in found["pageOverflow"]]
     problems += [f"{name}: empty section under the heading {h!r}" for h in found["emptyHeadings"]]
+    problems += [f"{name}: a number broken across lines: {n}" for n in found["brokenNumbers"]]
+    problems += [f"{name}: a \"Show code cell source\" bar over a cell that shows nothing: {c!r}" for c in found["emptySourceBars"]]
     for image in found["smallImages"]:
         smallest = image["ratio"] * SMALLEST_FONT_PX
-        if image["ratio"] < 0.6 and smallest < MIN_FONT_PX:
+        if image["visible"] < MIN_VISIBLE_FIGURE:
+            problems.append(f"{name}: figure {image['src']} shows {100 * image['visible']:.0f} % of its width; the rest is out of view")
+        if not phone and image["ratio"] < 0.6 and smallest < MIN_FONT_PX:  # a phone reader zooms in; a laptop reader should not need to
             problems.append(f"{name}: figure {image['src']} is shown at {100 * image['ratio']:.0f} % of its size: its smallest text is {smallest:.1f} px")
     return problems
 
@@ -389,8 +435,11 @@ DEFECTS = """<!doctype html><html><head><meta charset="utf-8"><style>td { paddin
 <table style="width: 3000px"><tr><td>a table wider than any column</td></tr></table>
 <div style="overflow-x: auto"><table style="width: 3000px"><caption>A caption as wide as its table, most of it out of view</caption><tr><td>wide</td></tr></table></div>
 <div class="cell_output"><img src="wide.png" style="width: 500px"></div>
+<figure style="overflow-x: auto; width: 300px"><img src="wide.png" style="width: 600px"></figure>
 <p>A path that does not wrap: <code style="white-space: nowrap">_build/runs/pruning/a-run-folder-whose-name-is-longer-than-a-laptop-window-is-wide-since-it-holds-the-hash-of-every-parameter-0123456789abcdef0123456789abcdef0123456789abcdef/results/pruning/model.json</code></p>
 </section>
+<div class="cell"><details class="above-input"><summary>Show code cell source</summary><div class="cell_input"><pre>glue("rate", 0.5)</pre></div></details></div>
+<table><thead><tr><th style="width: 2ch; max-width: 2ch; overflow-wrap: anywhere">share 1e-6</th></tr></thead><tr><td>0.5</td></tr></table>
 <section><h2>Figure 4: an empty section</h2></section>
 </main></body></html>"""
 
@@ -406,7 +455,9 @@ def test_the_checks_catch_each_defect(browser, tmp_path):
     browser.get(page.as_uri())
     problems = "\n".join(reader_problems("defects.html", browser.execute_async_script(PAGE_CHECK)))
     for expected in ("a progress bar", "a path of the machine", "nan", "notation outside math mode", "run together: 1.25 | 3.50",
-                     "clipped, with no scroll box: table", "a table caption runs out of view", "figure wide.png is shown at 25 %", "the page scrolls sideways: code", "empty section under the heading 'Figure 4"):
+                     "clipped, with no scroll box: table", "a table caption runs out of view", "figure wide.png is shown at 25 %", "figure wide.png shows 50 % of its width", "the page scrolls sideways: code", "empty section under the heading 'Figure 4",
+                     "a number broken across lines: 1e-6",
+                     'a "Show code cell source" bar over a cell that shows nothing: \'glue("rate", 0.5)\''):
         assert expected in problems, f"the check missed: {expected}\n{problems}"
 
 

@@ -33,7 +33,8 @@ COLAB_BRANCH = "colab"
 
 def write_colab_notebooks(stage: Path) -> Path | None:
     """Write each chapter's source notebook, its Colab cell pinned to this commit, to ``_build/colab/<commit>/notebooks/``,
-    and point the staged book's Colab buttons at them (branch :data:`COLAB_BRANCH`, folder ``<commit>``).
+    pin the staged executed copies (each page's download) the same way, and point the staged book's Colab buttons at
+    them (branch :data:`COLAB_BRANCH`, folder ``<commit>``).
 
     Only from a clean tree (the pinned commit must hold the code that ran); otherwise the buttons open ``main``.
     """
@@ -53,11 +54,16 @@ def write_colab_notebooks(stage: Path) -> Path | None:
     folder.mkdir(parents=True, exist_ok=True)
     url = repository_url()
     for chapter in CHAPTERS.values():
-        nb = nbformat.read(str(repo_root() / "notebooks" / f"{chapter.notebook}.ipynb"), as_version=4)
-        for cell in nb.cells:
-            if "colab" in cell.metadata.get("tags", []):
-                cell.source = pin_colab_cell(cell.source, url, commit)
-        nbformat.write(nb, str(folder / f"{chapter.notebook}.ipynb"))
+        staged = stage / "notebooks" / f"{chapter.notebook}.ipynb"  # the page's download: the same commit as its button
+        for source, target in ((repo_root() / "notebooks" / f"{chapter.notebook}.ipynb", folder / f"{chapter.notebook}.ipynb"),
+                               (staged, staged)):
+            if not source.exists():
+                continue
+            nb = nbformat.read(str(source), as_version=4)
+            for cell in nb.cells:
+                if "colab" in cell.metadata.get("tags", []):
+                    cell.source = pin_colab_cell(cell.source, url, commit)
+            nbformat.write(nb, str(target))
     config = stage / "_config.yml"
     text = re.sub(r"^(  branch:).*$", rf"\1 {COLAB_BRANCH}", config.read_text(), count=1, flags=re.M)
     config.write_text(re.sub(r'^(  path_to_book:).*$', rf'\1 "{commit}"', text, count=1, flags=re.M))
@@ -70,6 +76,41 @@ def _jupyter_book() -> str:
     if not found:
         raise ChapterError("jupyter-book is not installed; run `make book` (it installs everything into .venv)")
     return found
+
+
+GLUE_MIME = "application/papermill.record/"
+"""The MIME prefix of a glued value's output: the page shows it where the prose names it, never under its cell."""
+
+
+def shows_output(cell) -> bool:
+    """Whether a code cell's outputs put anything on the page: not when the cell is tagged ``remove-output`` or every
+    output is a glued value (``application/papermill.record/*``) or empty."""
+    if "remove-output" in cell.get("metadata", {}).get("tags", []):
+        return False
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "stream" and output.get("text"):
+            return True
+        if any(not mime.startswith(GLUE_MIME) for mime in output.get("data", {})) or output.get("output_type") == "error":
+            return True
+    return False
+
+
+def fold_silent_cells(notebook: Path) -> int:
+    """In an executed notebook of the stage, a ``hide-input`` code cell that shows no output becomes ``remove-input``:
+    the page would otherwise show a "Show code cell source" bar over nothing (the code stays in the downloadable and
+    Colab notebooks). Returns how many cells changed; a second call changes none."""
+    import nbformat
+
+    nb = nbformat.read(str(notebook), as_version=4)
+    folded = 0
+    for cell in nb.cells:
+        tags = cell.metadata.get("tags", [])
+        if cell.cell_type == "code" and "hide-input" in tags and not shows_output(cell):
+            cell.metadata["tags"] = ["remove-input" if t == "hide-input" else t for t in tags]
+            folded += 1
+    if folded:
+        nbformat.write(nb, str(notebook))
+    return folded
 
 
 INPUTS = ("data/calibration/curves.json", "data/predictor/frozen.json", "data/predictor/v2.json", "data/paper/reference.json")
@@ -148,6 +189,8 @@ def build_book(profile: str = "full", run: bool = True, strict: bool = True, pre
             print(f"chapter {chapter.key}: done in {time.perf_counter() - t0:.0f} s", flush=True)
         elif not executed.exists():
             raise ChapterError(f"{executed} has not been executed yet; run without --no-run")
+    for chapter in CHAPTERS.values():
+        fold_silent_cells(stage / "notebooks" / f"{chapter.notebook}.ipynb")
     write_colab_notebooks(stage)
     command = [_jupyter_book(), "build", str(stage), "--path-output", str(build_dir().parent), "--builder", "html"]
     if strict:
