@@ -47,10 +47,23 @@ def test_the_ari_sentence_places_the_paper_against_our_range():
     assert f"over {len(r.samples)} samples" in sentence
 
 
-def test_the_differences_sentence_pools_samples_and_k():
+def test_the_differences_sentence_compares_k_by_k_and_never_pools():
     r = synthetic_clustering("a")
-    pooled = r.js_cross_ari()
-    assert f"spans {pooled.low:.2f}–{pooled.high:.2f}" in text.differences_sentence({"a": r}, PAPER)
+    sentence = text.differences_sentence({"a": r}, PAPER)
+    js = {k: per["cross_ari"]["js"] for k, per in r.spread.items()}
+    assert text._places(js, text.paper_js(PAPER)) in sentence
+    assert "spans" not in sentence and "over samples and K" not in sentence
+
+
+def test_a_min_max_range_says_how_often_a_new_sample_falls_outside_it():
+    """For n exchangeable samples a new one falls outside their min-max with probability 2/(n + 1); a simulation of
+    uniform draws agrees."""
+    r = synthetic_clustering("a")
+    n = len(r.samples)
+    assert f"probability 2/{n + 1} ({100 * 2 / (n + 1):.0f} %)" in text.range_coverage_sentence({"a": r})
+    draws = np.random.default_rng(0).random((20_000, n + 1))
+    outside = (draws[:, -1] < draws[:, :-1].min(axis=1)) | (draws[:, -1] > draws[:, :-1].max(axis=1))
+    assert abs(outside.mean() - 2 / (n + 1)) < 0.01
 
 
 def test_jaccard_sentence_names_only_non_empty_sets():

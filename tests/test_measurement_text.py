@@ -122,10 +122,29 @@ def test_detail_table_rows_and_sentences(results):
     assert "JS′ flip (max over τ)" in tables.paper_table8_rows(PAPER)[0]
 
 
+def test_table6_sentence_sets_each_ranking_beside_the_paper_s(results):
+    """Spearman's ρ over all pairs, nearest-neighbour agreement and cross-ARI, each ours beside the paper's, with no
+    "alike"; a small-part share ten times the paper's largest is named as a mismatch."""
+    from attncoda.face import detail_tables as tables
+
+    rows = tables.table6_rows(results)
+    sentence = tables.table6_sentence(rows, PAPER)
+    theirs = PAPER["table6"]["models"].values()
+    assert "alike" not in sentence
+    assert f"the paper: {min(v['nn_agreement'] for v in theirs):.2f} to {max(v['nn_agreement'] for v in theirs):.2f}" in sentence
+    assert f"{min(r['NN agr.'] for r in rows):.2f}" in sentence and f"{min(r['ρ'] for r in rows):.3f}" in sentence
+    high = [{**row, "share < small (log path)": 0.725} for row in rows]
+    assert "do not match the paper's: up to 0.725" in tables.table6_sentence(high, PAPER)
+    low = [{**row, "share < small (log path)": 0.01} for row in rows]
+    assert tables.table6_sentence(low, PAPER).endswith("Our small-part shares reach 0.010; the paper's, at most 0.046.")
+
+
 def test_witness_values_count_the_models_with_a_triple(results):
     found = text.witness_triples(results)
     values = text.witness_values(results)
-    assert values["t_found"].startswith(f"{len(found)} of our ")
+    assert values["t_found"] == (f"all {len(results)} of our models" if len(found) == len(results) else
+                                 f"{len(found)} of our {len(results)} models (not in {', '.join(n for n in results if n not in found)})")
+    assert "every one" not in values["t_found"]
     if found:
         assert values["t_share_min"] == min(100 * w["share_of_triples"] for w in found.values())
         assert all(w["sink"] == results[name].sink for name, w in found.items())
@@ -133,3 +152,18 @@ def test_witness_values_count_the_models_with_a_triple(results):
         if r.first.witness:
             committed = json.loads((ROOT / "data" / "results" / "measurement-witness" / f"{r.result_name}.json").read_text())["results"]["witness"]
             assert committed == json.loads(json.dumps(r.first.witness.to_json()))
+
+
+def test_each_seed_s_own_outcome_stands_beside_the_frozen_rule_s(results):
+    """The frozen rule decides on the seed means and stays; beside it each seed is judged alone, and a model whose
+    seeds disagree is called borderline (on the record, smollm2-135m under v1: failure, confirmation, failure)."""
+    curves, spec = predictor.load_all(1)
+    rows = {row["model"]: row for row in text.outcome_rows(results, spec, curves)}
+    for name, r in results.items():
+        seeds = predictor.per_seed_outcomes(curves, spec, r)
+        assert len(seeds) == len(r.per_seed) and rows[name]["each seed"] == ", ".join(seeds)
+        assert rows[name]["outcome"] == r.predictor["v1"]["outcome"] + (" (borderline)" if len(set(seeds)) > 1 else "")
+    if "smollm2-135m" in results:
+        assert rows["smollm2-135m"]["each seed"] == "failure, confirmation, failure"
+        assert "smollm2-135m: failure, confirmation, failure" in text.borderline_sentence(results, spec, curves)
+    assert "each seed" not in text.outcome_rows(results, spec)[0], "without the curves, the table is the frozen rule's alone"

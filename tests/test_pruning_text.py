@@ -49,3 +49,25 @@ def test_the_paper_s_columns_are_named_as_the_chapter_names_them():
     assert "GPT-2 (124M): JS (sink kept) at 10, 20, 30 %" in text.paper_order_sentence(paper)
     assert "137×" in text.blow_up_sentence({"fake": _result(0.1)}, paper)
     assert text.ppl(12.34) == "12.3" and text.ppl(8789.2) == "8,789"
+
+
+def test_the_sink_definition_sentence_follows_the_overlaps():
+    """An overlap of exactly 1 is the same prune set: the sentence never says a set changed where it did not (the
+    record's gemma3-270m keeps JS′'s set whole under first4)."""
+    base = _results(0.5)["fake"]
+    same = replace(base, stakes={**base.stakes, "js": {**base.stakes["js"], "sink_set_overlap": 1.0}})
+    sentence = text.sink_set_sentence({"fake": base, "same": same})
+    assert sentence.startswith("Redefining the sink (default against first4): ")
+    assert "JS′'s prune set changes with the sink definition (overlap fake 0.40) but not on same" in sentence
+    assert "d_A^⊥'s prune set changes with the sink definition (overlap fake 0.90, same 0.90)" in sentence
+    assert "JS′'s prune set is the same under either sink definition on every model" in text.sink_set_sentence({"same": same})
+    assert text.stakes_sentence({"fake": base}).endswith(text.sink_set_sentence({"fake": base}))
+
+
+def test_the_largest_single_sets_are_named_beside_the_other_tie_break():
+    results = _results(0.5)
+    sentence = text.largest_sets_sentence(results)
+    r = results["fake"]
+    worst = max((s for s in r.scored if s.kind == "metric"), key=lambda s: s.perplexity)
+    assert sentence.startswith("The largest single prune sets: fake, ") and text.ppl(worst.perplexity) in sentence
+    assert f"tie-break {worst.tie_break}" in sentence

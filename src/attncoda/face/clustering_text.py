@@ -106,19 +106,28 @@ def jaccard_sentence(results: dict) -> str:
 
 
 def differences_sentence(results: dict, paper: dict) -> str:
-    """How our JS agreement between conventions compares with the paper's, and which models lack [SEP] heads."""
-    pj = list(paper_js(paper).values())
+    """Where the paper's JS agreement between conventions falls against ours, K by K (a range pooled over K would hide
+    where they part), and which models lack [SEP] heads, so that the paper's central comparison cannot be made there."""
     notes = []
     for name, r in results.items():
-        pooled = r.js_cross_ari()
-        where = {pooled.place(v) for v in pj}
-        notes.append(f"On {name} the JS agreement between conventions spans {pooled.low:.2f}–{pooled.high:.2f} over samples and K; the paper's "
-                     f"{min(pj):.2f}–{max(pj):.2f} on BERT-base lies " + (f"{where.pop()} that span." if len(where) == 1 else "partly inside that span."))
+        js = {k: per["cross_ari"]["js"] for k, per in r.spread.items()}
+        notes.append(f"On {name}, {_places(js, paper_js(paper))}.")
     without_sep = [name for name, r in results.items() if not r.has_sep_heads]
     if without_sep:  # one sentence for all such models, not the same sentence once per model
         notes.append(f"{' and '.join(without_sep)} {'has' if len(without_sep) == 1 else 'have'} no [SEP] heads, so the paper's central comparison "
                      "(the [SEP]-head cluster kept vs dropped) cannot be made there; the sink- and [CLS]-head rows stand in for it.")
     return " ".join(notes)
+
+
+def range_coverage_sentence(results: dict) -> str:
+    """What a min–max range over n samples says about the next one: for exchangeable samples of a continuous value, a
+    new sample falls below the least or above the greatest of n with probability 2 / (n + 1)."""
+    counts = sorted({len(r.samples) for r in results.values()})
+    n = counts[0]
+    chance = 2 / (n + 1)
+    return (f"Each range is the least and greatest value over {n} window samples, not an interval with a stated coverage: "
+            f"a new sample of text lands outside the range of {n} with probability 2/{n + 1} ({100 * chance:.0f} %), "
+            "so a single sample cannot place a model, and one can land outside these ranges.")
 
 
 def table5_rows(table5: dict) -> list[dict]:

@@ -120,15 +120,37 @@ def curve_points(results: dict) -> dict:
             for name, r in results.items()}
 
 
-def outcome_rows(results: dict, spec: dict) -> list[dict]:
-    """Predictor ``spec``'s verdict on each model: deviation per metric, mean |deviation|, outcome and why."""
+def outcome_rows(results: dict, spec: dict, curves: dict | None = None) -> list[dict]:
+    """Predictor ``spec``'s verdict on each model: deviation per metric, mean |deviation|, outcome and why; with the
+    frozen ``curves``, also each seed's own outcome beside it, and "borderline" where the seeds disagree (the outcome
+    itself is the frozen rule's, on the seed means)."""
+    from ..studies.predictor import borderline, per_seed_outcomes
+
     rows = []
     for name, r in results.items():
         ev = r.predictor[f"v{spec['version']}"]
-        rows.append({"model": name, "signature sink": f"{r.summary.signature_sink_mass.mean:.2f}",
-                     **{f"{m} dev.": f"{ev['deviation_points'][m]:+.1f}" for m in spec["metrics"]},
-                     "mean |dev.|": f"{ev['mean_abs_deviation_points']:.1f}", "outcome": ev["outcome"], "why": ev["why"]})
+        row = {"model": name, "signature sink": f"{r.summary.signature_sink_mass.mean:.2f}",
+               **{f"{m} dev.": f"{ev['deviation_points'][m]:+.1f}" for m in spec["metrics"]},
+               "mean |dev.|": f"{ev['mean_abs_deviation_points']:.1f}", "outcome": ev["outcome"]}
+        if curves is not None:
+            seeds = per_seed_outcomes(curves, spec, r)
+            row["each seed"] = ", ".join(seeds)
+            row["outcome"] += " (borderline)" if borderline(seeds) else ""
+        rows.append({**row, "why": ev["why"]})
     return rows
+
+
+def borderline_sentence(results: dict, spec: dict, curves: dict) -> str:
+    """Which models' outcome under predictor ``spec`` the seeds do not agree on, from each seed's own outcome."""
+    from ..studies.predictor import borderline, per_seed_outcomes
+
+    split = {name: per_seed_outcomes(curves, spec, r) for name, r in results.items()}
+    split = {name: seeds for name, seeds in split.items() if borderline(seeds)}
+    if not split:
+        return f"Seed by seed, v{spec['version']} gives every model the outcome of its seed means."
+    told = "; ".join(f"{name}: {', '.join(seeds)}" for name, seeds in split.items())
+    return (f"Seed by seed, v{spec['version']} does not agree with itself on {plural(len(split), 'model')} ({told}): "
+            f"{'its' if len(split) == 1 else 'their'} outcome on the seed means is borderline, and another draw of text could turn it.")
 
 
 def outcome_counts(results: dict, version: int) -> Counter:
@@ -212,5 +234,7 @@ def witness_values(results: dict) -> dict:
     found = witness_triples(results)
     missing = [name for name in results if name not in found]
     shares = [100 * w["share_of_triples"] for w in found.values()]
-    return {"t_found": f"{len(found)} of our {plural(len(results), 'model')}" + (f" (not in {', '.join(missing)})" if missing else " (every one)"),
+    counted = (f"all {len(results)} of our models" if not missing and len(results) > 1 else f"{len(found)} of our {plural(len(results), 'model')}"
+               + (f" (not in {', '.join(missing)})" if missing else ""))
+    return {"t_found": counted,
             "t_share_min": min(shares) if shares else 0.0, "t_share_max": max(shares) if shares else 0.0}

@@ -144,7 +144,26 @@ def blow_up_sentence(results: dict, paper: dict) -> str:
     js = llama["rows"]["0.2"]["js_keep"][0]
     return (f"The paper's \"wrong channel\" is Llama-3.2-1B at 20 %: JS with the sink kept gives {js:,.1f} against a base of {llama['base'][0]} "
             f"({js / llama['base'][0]:.0f}×, the paper's numbers). Here the largest such blow-up, as a geometric mean over seeds, is "
-            f"{worst[2]:.1f}× on {worst[0]} at {100 * worst[1]:.0f} %.")
+            f"{worst[2]:.1f}× on {worst[0]} at {100 * worst[1]:.0f} %. " + largest_sets_sentence(results))
+
+
+def largest_sets_sentence(results: dict, top: int = 2) -> str:
+    """The ``top`` single prune sets with the largest perplexity over the base, of any metric, seed and tie-break,
+    each beside the same metric, sparsity and seed under the other tie-break (which shares none of its heads where
+    every pruned head belongs to a mutual-nearest pair): where the two differ more than twofold, the tie-break decides."""
+    sets = [(s.perplexity / r.base.perplexity, name, r, s) for name, r in results.items() for s in r.scored if s.kind == "metric"]
+    parts = []
+    for ratio, name, r, s in sorted(sets, key=lambda x: -x[0])[:top]:
+        other = [o for o in r.scored if o.kind == "metric" and o.metric == s.metric and o.seed == s.seed
+                 and o.sparsity == s.sparsity and o.tie_break != s.tie_break]
+        text = (f"{name}, {SELECTION_NAMES.get(s.metric, s.metric)} at {100 * s.sparsity:.0f} % (seed {s.seed}, tie-break {s.tie_break}): "
+                f"{ppl(s.perplexity)}, {ratio:,.0f}× the unpruned {ppl(r.base.perplexity)}")
+        if other:
+            o = other[0]
+            text += f"; under tie-break {o.tie_break} the same cell gives {ppl(o.perplexity)}"
+            text += " (the tie-break, not the metric alone, decides this blow-up)" if max(s.perplexity, o.perplexity) > 2 * min(s.perplexity, o.perplexity) else ""
+        parts.append(text)
+    return ("The largest single prune sets: " + "; ".join(parts) + ".") if parts else ""
 
 
 def precision_rows(checks: list) -> list[dict]:
@@ -207,4 +226,22 @@ def stakes_sentence(results: dict) -> str:
     lowest = min(r.stakes["js"]["retention_min"] for r in results.values())
     return (("The content distance keeps exactly the same prune set under every temperature on every model" if exact else
              "The content distance's prune set moved under some temperature: a bug (it scales by 1/τ)")
-            + f"; JS′ keeps as little as {lowest:.2f} of it. Redefining the sink changes both metrics' prune sets.")
+            + f"; JS′ keeps as little as {lowest:.2f} of it. " + sink_set_sentence(results))
+
+
+def sink_set_sentence(results: dict) -> str:
+    """Whether redefining the sink (the default set against the alternative, e.g. ``first4``) changes each metric's
+    prune set, model by model, from the overlaps: an overlap of exactly 1 is the same set."""
+    labels = {"js": "JS′", "content": "d_A^⊥"}
+    parts = []
+    for metric, label in labels.items():
+        unchanged = [name for name, r in results.items() if r.stakes[metric]["sink_set_overlap"] == 1.0]
+        changed = {name: r.stakes[metric]["sink_set_overlap"] for name, r in results.items() if name not in unchanged}
+        if not changed:
+            parts.append(f"{label}'s prune set is the same under either sink definition on every model")
+        else:
+            moved = ", ".join(f"{name} {overlap:.2f}" for name, overlap in changed.items())
+            parts.append(f"{label}'s prune set changes with the sink definition (overlap {moved})"
+                         + (f" but not on {', '.join(unchanged)}" if unchanged else ""))
+    alternative = sorted({r.stakes["alternative_sink"] for r in results.values()})
+    return f"Redefining the sink (default against {', '.join(alternative)}): " + "; ".join(parts) + "."

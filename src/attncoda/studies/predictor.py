@@ -196,6 +196,21 @@ def evaluate_measured(curves: dict, spec: dict, measured) -> dict:
     return {**result, "why": explain(result, spec)}
 
 
+def per_seed_outcomes(curves: dict, spec: dict, measured) -> list[str]:
+    """:func:`evaluate`'s outcome on each seed alone (its own reversal rates and signature sink mass), in seed order.
+
+    The frozen rule decides on the seed means (:func:`evaluate_measured`) and stays so; this shows how much that
+    outcome rests on the draw of text: seeds that disagree make the model borderline (:func:`borderline`)."""
+    facts = model_facts(measured)
+    return [evaluate(curves, spec, seed.signature_sink_mass, {m: seed.reversal[m].rate for m in spec["metrics"]}, facts)["outcome"]
+            for seed in measured.per_seed]
+
+
+def borderline(outcomes: list[str]) -> bool:
+    """Whether the seeds' outcomes disagree (one seed confirms what another fails)."""
+    return len(set(outcomes)) > 1
+
+
 def curve_deviations(curves: dict, results: dict, metrics=CLASSICAL, alpha: float = 0.1) -> list[dict]:
     """Each model's mean reversal rate against the calibration curve at its signature sink mass (``alpha``), one row
     per model and metric: ``{model, metric, sink, rate, curve, deviation}``, rates and deviation in percentage points."""
