@@ -1,4 +1,4 @@
-"""Property tests: the identities and invariances of MATH.md sections 3-4, for all inputs."""
+"""Property tests: the identities and invariances of the methods page's :ref:`methods-aitchison` and :ref:`methods-entropy`, for all inputs."""
 
 import numpy as np
 import pytest

@@ -1,9 +1,10 @@
-"""The protocol's constants, each with one home: the chapters glue them into their prose (MATH.md)."""
+"""The protocol's constants, each with one home: the chapters glue them into their prose, and the book's methods page
+(``book/methods.md``) takes its values from here."""
 
 from __future__ import annotations
 
 DEFAULT_EPS = 1e-6
-"""Value given to an exact zero before a logarithm (MATH.md section 1)."""
+"""Value given to an exact zero before a logarithm (methods: :ref:`methods-zeros`)."""
 EPS_SWEEP = (1e-5, 1e-6, 1e-7)
 """Every probability-path result is recomputed at each of these ε."""
 N_WINDOWS = 64

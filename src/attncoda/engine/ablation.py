@@ -1,4 +1,4 @@
-"""Head ablation: zero chosen heads' slices of the attention output before the output projection (MATH.md section 10).
+"""Head ablation: zero chosen heads' slices of the attention output before the output projection (methods: :ref:`methods-pruning`).
 
 Transformers 5 has no ``head_mask``. Every supported architecture concatenates its
 heads' outputs ``(batch, tokens, heads·d)`` and feeds them to one linear output

@@ -1,4 +1,4 @@
-"""The three terms of a row's entropy when the sink set has more than one key (MATH.md section 7).
+"""The three terms of a row's entropy when the sink set has more than one key (methods: :ref:`methods-entropy`).
 
 For a row ``p`` with sink mass ``s = Σ_S p`` and content mass ``c = 1 − s``:
 

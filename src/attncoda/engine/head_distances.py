@@ -1,4 +1,4 @@
-"""Clark-style head distances of a bidirectional model, computed in one streaming pass (MATH.md section 9).
+"""Clark-style head distances of a bidirectional model, computed in one streaming pass (methods: :ref:`methods-clustering`).
 
 The distance between two heads is the mean, over windows and query tokens, of a row
 metric between their rows at the same position, on the full ``L``-key support, with

@@ -1,4 +1,4 @@
-"""A model's own architecture at its family's initialization: the start of the endpoint collapse share (MATH.md section 7).
+"""A model's own architecture at its family's initialization: the start of the endpoint collapse share (methods: :ref:`methods-collapse`).
 
 The trained model's class is built again from its config under ``torch.manual_seed(init_seed)``, so
 its weights are drawn by the family's own initializer (``post_init``); the tokenizer is the trained

@@ -1,4 +1,4 @@
-"""Perplexity on held-out text, with or without ablated heads (MATH.md section 10).
+"""Perplexity on held-out text, with or without ablated heads (methods: :ref:`methods-pruning`).
 
 Held-out windows come from the corpus's held-out split (documents no signature ever saw):
 ``n`` windows of ``length`` tokens, fixed by a seed, the same for every configuration.

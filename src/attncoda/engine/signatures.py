@@ -1,10 +1,10 @@
-"""Per-head signatures and row statistics (MATH.md section 6), with an on-disk cache.
+"""Per-head signatures and row statistics (methods: :ref:`methods-signatures`), with an on-disk cache.
 
 * Signature of a head (causal model): the Aitchison mean, over the N windows, of
   the head's row at the last query position (support: all L keys). Encoders:
   the Aitchison mean over every row of every window.
   - ``logit``: from each row's float64 log-softmax of its attention scores
-    (MATH.md section 1, "rows captured from a model"): ``𝒞(exp(mean ln p))`` with
+    (methods: :ref:`methods-zeros`, the log path): ``𝒞(exp(mean ln p))`` with
     ``ln p`` exact, so no ε enters. The default wherever the scores can be captured.
   - ``aitchison[ε]``: the paper's probability path: the float32 probability rows,
     their exact zeros replaced with ε, for each ε of the sweep.

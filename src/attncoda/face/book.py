@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -24,7 +25,53 @@ def stage_sources() -> Path:
     if (stage / "book").exists():
         shutil.rmtree(stage / "book")
     shutil.copytree(root / "book", stage / "book")
+    methods = stage / "book" / "methods.md"
+    if methods.exists():
+        methods.write_text(fill_constants(methods.read_text()))
     return stage
+
+
+CONSTANT = re.compile(r"⟨([A-Za-z_][\w.]*)(?::(%|range))?⟩")
+"""A constant named in a prose page: ``⟨NAME⟩`` (of :mod:`attncoda.base.protocol`) or ``⟨module.path.NAME⟩`` (of the
+package), with an optional format: ``:%`` (a share as a percentage) or ``:range`` (a sequence's first and last)."""
+
+
+def constant_text(name: str, form: str | None = None) -> str:
+    """The value of the constant ``name`` as a page shows it (see :data:`CONSTANT`); a ChapterError names a constant
+    that does not exist.
+
+    Examples
+    --------
+    >>> constant_text("DEFAULT_EPS"), constant_text("SEEDS"), constant_text("SPARSITIES", "%"), constant_text("N_TRIPLES")
+    ('1e-06', '0, 1, 2', '10 %, 20 %, 30 %', '50,000')
+    """
+    import importlib
+
+    module, _, attribute = ("base.protocol." + name if "." not in name else name).rpartition(".")
+    try:
+        owner = importlib.import_module(f"attncoda.{module}")
+    except ImportError:
+        owner, _, cls = module.rpartition(".")
+        owner = getattr(importlib.import_module(f"attncoda.{owner}"), cls, None)
+    if owner is None or not hasattr(owner, attribute):
+        raise ChapterError(f"the methods page names a constant {name!r} that the package does not have; fix book/methods.md")
+    value = getattr(owner, attribute)
+
+    def one(x) -> str:
+        if form == "%":
+            return f"{100 * x:g} %"
+        if isinstance(x, int) and not isinstance(x, bool):
+            return f"{x:,}"
+        return f"{x:g}" if isinstance(x, float) else str(x)
+
+    if isinstance(value, (tuple, list)):
+        return f"{one(value[0])} to {one(value[-1])}" if form == "range" else ", ".join(one(x) for x in value)
+    return one(value)
+
+
+def fill_constants(text: str) -> str:
+    """A prose page with each :data:`CONSTANT` marker replaced by the constant's value."""
+    return CONSTANT.sub(lambda m: constant_text(m.group(1), m.group(2)), text)
 
 
 COLAB_BRANCH = "colab"

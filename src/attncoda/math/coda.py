@@ -155,7 +155,7 @@ def closure(x) -> np.ndarray:
 
 
 def replace_zeros(x, eps: float = DEFAULT_EPS) -> np.ndarray:
-    """Multiplicative replacement of exact zeros (Martín-Fernández et al. 2003; MATH.md section 1).
+    """Multiplicative replacement of exact zeros (Martín-Fernández et al. 2003; methods: :ref:`methods-zeros`).
 
     Parts that are exactly ``0`` (softmax underflow) become ``ε``; every other part
     is scaled by ``1 − m·ε`` (``m`` = number of zeros in its row), so the row still
@@ -457,7 +457,7 @@ def ilr_cosine(p, q, eps: float = DEFAULT_EPS) -> np.ndarray:
 
 
 def balance(p, sink: Sink = (0,), eps: float = DEFAULT_EPS) -> np.ndarray:
-    """Sink balance (an ILR coordinate) ``b(p) = sqrt(k·n/(k+n)) · ln(g(p_S)/g(p_C))``.
+    """Sink balance (an ILR coordinate) ``b(p) = sqrt(k·n/(k+n)) · ln(g(p_S)/g(p_C))`` (methods: :ref:`methods-aitchison`).
 
     ``g`` is the geometric mean, ``k = |S|``, ``n = |C|``.
 
@@ -517,7 +517,7 @@ class Decomposition(NamedTuple):
 
 
 def decompose(p, q, sink: Sink = (0,), eps: float = DEFAULT_EPS) -> Decomposition:
-    """Exact orthogonal split of the Aitchison distance (Lemma 1).
+    """Exact orthogonal split of the Aitchison distance (Lemma 1; methods: :ref:`methods-aitchison`).
 
     ``d_A²(p,q) = d_A²(𝒞p_S, 𝒞q_S) + (b(p) − b(q))² + d_A²(𝒞p_C, 𝒞q_C)``
 
@@ -562,7 +562,7 @@ def decompose(p, q, sink: Sink = (0,), eps: float = DEFAULT_EPS) -> Decompositio
 
 
 def content_distance(p, q, sink: Sink = (0,), eps: float = DEFAULT_EPS) -> np.ndarray:
-    """Content distance ``d_A^⊥(p, q) = d_A(𝒞p_C, 𝒞q_C)``.
+    """Content distance ``d_A^⊥(p, q) = d_A(𝒞p_C, 𝒞q_C)`` (methods: :ref:`methods-aitchison`).
 
     It ignores the sink entirely, so it takes the same value whether the sink is
     kept or dropped; the verdict pipeline calls this one function for both
@@ -625,7 +625,7 @@ def content_concentration(p, sink: Sink = (0,), eps: float = DEFAULT_EPS) -> np.
 
 
 def aitchison_mean(rows, eps: float = DEFAULT_EPS) -> np.ndarray:
-    """Aitchison (geometric) mean of rows on a common support.
+    """Aitchison (geometric) mean of rows on a common support (methods: :ref:`methods-signatures`).
 
     ``𝒞(exp((1/N) Σ_t ln x⁽ᵗ⁾))`` after zero replacement; ``rows`` has shape
     ``(..., N, D)`` and the result ``(..., D)``.
@@ -705,7 +705,7 @@ class EntropySplit(NamedTuple):
 
 
 def entropy_split(p, sink: Sink = (0,)) -> EntropySplit:
-    """Exact entropy identity ``H(p) = h(s) + s·H(𝒞p_S) + (1 − s)·H(𝒞p_C)``.
+    """Exact entropy identity ``H(p) = h(s) + s·H(𝒞p_S) + (1 − s)·H(𝒞p_C)`` (methods: :ref:`methods-entropy`).
 
     ``s`` is the sink mass and ``h(s) = −s ln s − (1−s) ln(1−s)``. The content
     entropy ``H(π) = H(𝒞p_C)`` is computed from the content parts themselves

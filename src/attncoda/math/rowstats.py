@@ -14,8 +14,7 @@ Three inputs. Scores (the softmax's input, as captured): each row is read twice 
 float64, once for its maximum and once with one ``exp`` per element to accumulate
 running sums, so no ``L × L`` float64 tensor is ever built; the per-row log-sum-exp is
 returned too. Log-probabilities (float64): ``ln p`` as given. No ε enters either
-path. Probabilities: exact zeros are replaced multiplicatively with ``ε`` (MATH.md
-section 1): the ``m`` zero parts of a row's support get ``ln ε`` and the others
+path. Probabilities: exact zeros are replaced multiplicatively with ``ε`` (methods: :ref:`methods-zeros`): the ``m`` zero parts of a row's support get ``ln ε`` and the others
 ``ln p + ln(1 − mε)``; small positive parts are used as they are.
 
 Every element is read once in float64 (scores twice) with one ``exp`` or ``log``; rows

@@ -231,7 +231,7 @@ def layer_summary(rows: np.ndarray, sink=(0,)) -> dict[str, np.ndarray]:
 
 
 def calibration_heads(rng, n_heads: int, n_content: int, alpha: float, sink_mass: float, kappa: float = 50.0) -> np.ndarray:
-    """A synthetic model's head signatures (MATH.md section 8).
+    """A synthetic model's head signatures (methods: :ref:`methods-calibration`).
 
     Each head: sink mass ``~ Beta(κs, κ(1−s))``, content ``π ~ Dirichlet(α·1_n)``;
     returns ``(n_heads, 1 + n_content)`` rows.

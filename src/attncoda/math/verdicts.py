@@ -1,4 +1,4 @@
-"""Closer-head verdicts on triples, and keep-vs-drop reversal rates (MATH.md section 5).
+"""Closer-head verdicts on triples, and keep-vs-drop reversal rates (methods: :ref:`methods-verdicts`).
 
 A triple ``(p; q, r)`` of distinct heads asks: is ``q`` or ``r`` closer to ``p``?
 Its verdict under a metric and a convention is ``+1`` (``q`` closer), ``−1``

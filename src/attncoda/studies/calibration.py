@@ -1,4 +1,4 @@
-"""Reversal calibration curves (MATH.md section 8) and their frozen, hashed copy.
+"""Reversal calibration curves (methods: :ref:`methods-calibration`) and their frozen, hashed copy.
 
 A curve gives, for a synthetic model whose head signatures carry sink mass
 around ``s`` and Dirichlet(α) content, the keep-vs-drop reversal rate of each

@@ -1,4 +1,4 @@
-"""Clark-style head clustering under both sink conventions (MATH.md section 9; the paper's Table 9).
+"""Clark-style head clustering under both sink conventions (methods: :ref:`methods-clustering`; the paper's Table 9).
 
 Takes head distances (``(heads, heads)`` matrices per metric and convention) and each
 head's mean attention per key; clusters with :mod:`.taxonomy` (one home for clustering).

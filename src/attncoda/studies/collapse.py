@@ -1,4 +1,4 @@
-"""Entropy collapse across training (MATH.md section 7; the paper's Figure 5): how much of the fall in
+"""Entropy collapse across training (methods: :ref:`methods-collapse`; the paper's Figure 5): how much of the fall in
 mean row entropy ``H`` is the sink growing rather than the content sharpening?
 
 By the entropy identity ``H = h(s) + (1 − s)·H(π)``, ``H`` falls when the sink mass ``s`` grows even if the

@@ -1,4 +1,4 @@
-"""One model's numbers for the measurement chapter (MATH.md sections 5-8; Table 2, Figures 3, 4, 7, Tables 5-8).
+"""One model's numbers for the measurement chapter (methods: :ref:`methods-verdicts` to :ref:`methods-predictor`; Table 2, Figures 3, 4, 7, Tables 5-8).
 
 :func:`measure` gets the model's signatures from the engine (cached, or computed once)
 and hands them to the study modules: :mod:`.reversal`, :mod:`.profiles`,

@@ -1,4 +1,4 @@
-"""The frozen out-of-sample predictors (MATH.md section 8).
+"""The frozen out-of-sample predictors (methods: :ref:`methods-predictor`).
 
 A predictor's rule, tolerance and abstention criterion live in a hashed JSON file
 under ``data/predictor/``, bound to the hash of the calibration curves it reads.

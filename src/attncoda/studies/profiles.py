@@ -1,4 +1,4 @@
-"""Layer-wise collapse, decomposed (MATH.md section 7; Figure 4): does ``H`` move with the content entropy ``H(π)``?"""
+"""Layer-wise collapse, decomposed (methods: :ref:`methods-collapse`; Figure 4): does ``H`` move with the content entropy ``H(π)``?"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Which heads to prune: same-layer keep-one selection by a signature distance (MATH.md section 10; Tables 8, 10, 11).
+"""Which heads to prune: same-layer keep-one selection by a signature distance (methods: :ref:`methods-pruning`; Tables 8, 10, 11).
 
 Heads are indexed layer-major (``index = layer · heads + head``). Every function takes
 signatures (``(layers·heads, L)`` rows) or distance matrices, never a model.

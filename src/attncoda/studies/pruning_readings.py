@@ -1,4 +1,4 @@
-"""What the pruning sweep may claim, with the test behind each claim (MATH.md section 10).
+"""What the pruning sweep may claim, with the test behind each claim (methods: :ref:`methods-pruning`).
 
 * Perplexities are compared on a log scale: over seeds, the geometric mean ``exp(mean_s log PPL_s)``.
 * **Against random** (:func:`metric_cells`): the metric's per-seed perplexities and the random draws of the same

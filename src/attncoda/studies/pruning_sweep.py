@@ -1,4 +1,4 @@
-"""The pruning chapter's sweep on one model, as a typed result (MATH.md section 10; Tables 10 and 11).
+"""The pruning chapter's sweep on one model, as a typed result (methods: :ref:`methods-pruning`; Tables 10 and 11).
 
 :func:`plan` decides every prune set first (pure: signatures in, head sets out); :func:`sweep` then scores them all
 on the same held-out windows, in one precision block, so bf16 weight casts are shared:

@@ -1,4 +1,4 @@
-"""Within-layer redundancy of heads and what temperature and the sink definition do to it (MATH.md section 10; Table 8).
+"""Within-layer redundancy of heads and what temperature and the sink definition do to it (methods: :ref:`methods-pruning`; Table 8).
 
 The pruning chapter's same-layer keep-one selection starts from :func:`within_layer_redundancy`.
 """

@@ -1,4 +1,4 @@
-"""Keep-vs-drop reversal rates of head signatures, the ε sweep, and a real witness triple (MATH.md section 5; Table 2, Figure 7).
+"""Keep-vs-drop reversal rates of head signatures, the ε sweep, and a real witness triple (methods: :ref:`methods-verdicts`; Table 2, Figure 7).
 
 Every function takes signatures as an ``(heads, L)`` array of rows and a sink set.
 """

@@ -1,5 +1,5 @@
 """The theory chapter's readings on synthetic rows: Table 1 on the witness triple, Figure 6's reversal region and
-Figure 2's layered rows (MATH.md sections 2-4). Each returns a typed result; the page only displays them.
+Figure 2's layered rows (methods: :ref:`methods-metrics`, :ref:`methods-aitchison`, :ref:`methods-entropy`). Each returns a typed result; the page only displays them.
 """
 
 from __future__ import annotations
