@@ -1,8 +1,12 @@
 import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
+
+sys.path.insert(0, str(Path(__file__).parent / "support"))  # the helpers every layer's tests share: tiny models, strategies, fixtures
 
 settings.register_profile("default", deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("ci", deadline=None, max_examples=300, suppress_health_check=[HealthCheck.too_slow], derandomize=True)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))
+sys.path.insert(0, str(Path(__file__).parents[1] / "tests" / "support"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from tiny_models import save_tiny  # noqa: E402

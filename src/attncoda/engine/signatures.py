@@ -36,7 +36,7 @@ from ..math.rowstats import STATISTICS
 PROTOCOL_VERSION = 3
 """2: exact-zero replacement only; float64 log-softmax signatures; one-document encoder windows; model-specific sink sets.
 3: the log path reduces the scores in float64 inside the row kernel, one ``exp`` per element (no float64 log-softmax
-array); it agrees with 2 to rounding (``benchmarks/capture_overhead.py``, ``tests/test_capture.py``)."""
+array); it agrees with 2 to rounding (``benchmarks/capture_overhead.py``, ``tests/engine/test_capture.py``)."""
 
 SINK_SETS = {
     "first": "key 0 (the first token)",

@@ -145,7 +145,7 @@ def test_every_public_math_function_documents_its_parameters_and_returns():
     from pathlib import Path
 
     missing = []
-    for path in sorted((Path(__file__).parents[1] / "src" / "attncoda" / "math").glob("*.py")):
+    for path in sorted((Path(__file__).parents[2] / "src" / "attncoda" / "math").glob("*.py")):
         for node in ast.parse(path.read_text()).body:
             if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
                 doc = ast.get_docstring(node) or ""

@@ -14,7 +14,7 @@ import pytest  # noqa: E402
 from attncoda.face import plots  # noqa: E402
 from attncoda.face.figures import clustering, collapse, measurement, pruning, theory  # noqa: E402
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 MODELS = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m", "qwen2.5-coder-0.5b"]
 COLUMN_PX = 757
 """The book's text column at a 1,366 px window, as the site test measured it."""

@@ -8,7 +8,7 @@ import pytest
 
 from attncoda.base.provenance import code_version, source_sha256
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 RESULTS = sorted((ROOT / "data" / "results").glob("*/*.json"))
 MACHINE_PATH = re.compile(r'"(?:/(?:home|root|tmp|work|Users|var|opt|private|mnt)/|[A-Za-z]:\\\\)')
 

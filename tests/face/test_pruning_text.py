@@ -5,7 +5,7 @@ from dataclasses import replace
 from attncoda.face import pruning_text as text
 from attncoda.face.results import paper_reference
 from attncoda.studies import pruning_readings as pr
-from test_pruning_readings import _result
+from pruning_fixtures import fake_sweep as _result
 
 
 def _results(shift):

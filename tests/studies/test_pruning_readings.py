@@ -8,7 +8,8 @@ import pytest
 
 from attncoda.studies import pruning_readings as pr
 from attncoda.studies import pruning_sweep
-from attncoda.studies.pruning_sweep import PruningResult, Scored
+from attncoda.studies.pruning_sweep import PruningResult
+from pruning_fixtures import fake_sweep as _result
 from tiny_models import save_tiny
 
 
@@ -31,26 +32,6 @@ def test_rank_test_is_exact_and_one_sided():
     low, high = pr.rank_test([12, 20, 28], list(range(10, 30)))
     assert pr.versus_random(low, high) == "indistinguishable from random"
     assert pr.versus_random(0.03, 0.97) == "indistinguishable from random", "each side is read at half the two-sided level"
-
-
-def _scored(kind, nll, tokens=10, **fields):
-    nll = np.asarray(nll, float)
-    return Scored(kind, fields.pop("heads", []), math.exp(nll.sum() / (tokens * len(nll))), nll.tolist(), [tokens] * len(nll), 0.0, **fields)
-
-
-def _result(shift, noise=0.01, seeds=(0, 1, 2), n=24, draws=20):
-    """A fake sweep: metric 'a' is ``shift`` nats per token better than metric 'b'; random draws in between."""
-    rng = np.random.default_rng(0)
-    base = rng.uniform(20, 40, n)
-    scored = [_scored("base", base)]
-    for seed in seeds:
-        for metric, offset in (("content", -shift), ("aitchison", 0.0)):
-            for tb in ("first", "last") if seed == seeds[0] else ("first",):
-                nll = base + 10 * (1.0 + offset) + rng.normal(0, noise, n)
-                scored.append(_scored("metric", nll, metric=metric, seed=seed, sparsity=0.2, tie_break=tb, heads=[1000 + seed, len(scored)]))
-    for draw in range(draws):
-        scored.append(_scored("random", base + 10 * (1.0 - shift / 2) + rng.normal(0, 0.3, n), sparsity=0.2, draw=draw, heads=[100 + draw]))
-    return PruningResult("fake", {}, 2, 4, list(seeds), [0.2], 0.2, {}, scored, [], {}, {}, 0.0)
 
 
 def test_a_clear_difference_is_read_and_a_null_one_is_not():

@@ -20,7 +20,7 @@ import pytest
 
 from attncoda.face.chapters import CHAPTERS, run_chapter
 
-SHOTS = Path(__file__).parents[1] / "_build" / "screenshots"
+SHOTS = Path(__file__).parents[2] / "_build" / "screenshots"
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +48,7 @@ def site(tmp_path_factory):
             page = run_chapter(chapter.key, model=model, profile="small", parameters={"results_dir": str(root / "results")},
                                output=stage / "notebooks" / f"{chapter.notebook}.ipynb", progress=False, stage=True)
             # The fixture's own inputs (tiny models, a results folder) live in a temporary folder, which the pages would
-            # show among their parameters; a book build injects no such path (tests/test_trust.py checks that).
+            # show among their parameters; a book build injects no such path (tests/face/test_trust.py checks that).
             page.write_text(page.read_text().replace(str(root), "<test folder>"))
         yield build_book(run=False)
     finally:

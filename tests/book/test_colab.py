@@ -12,7 +12,7 @@ import pytest
 from attncoda.face.chapters import CHAPTERS
 from attncoda.face.colab import colab_model, pin_colab_cell
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 
 
 def _colab_cell(nb):

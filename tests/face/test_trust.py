@@ -20,7 +20,7 @@ import pytest
 from attncoda.face.cli import main
 from tiny_models import save_tiny
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 RECORD = ROOT / "data"
 
 

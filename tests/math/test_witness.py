@@ -9,7 +9,7 @@ import pytest
 import attncoda as ac
 from attncoda.math.synthetic import reversal_region, simplex_positions
 
-REFERENCE = json.loads((Path(__file__).parents[1] / "data" / "paper" / "reference.json").read_text())["table1"]
+REFERENCE = json.loads((Path(__file__).parents[2] / "data" / "paper" / "reference.json").read_text())["table1"]
 
 
 @pytest.mark.parametrize("metric", ["cosine", "js", "euclidean", "aitchison"])

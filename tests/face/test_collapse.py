@@ -189,6 +189,6 @@ def test_the_chapter_defaults_are_the_protocol_constants():
     from attncoda.base.protocol import SUITE_STEPS
     from attncoda.face.parameters import notebook_parameters
 
-    params = notebook_parameters(Path(__file__).parents[1] / "notebooks" / "04_collapse.ipynb")
+    params = notebook_parameters(Path(__file__).parents[2] / "notebooks" / "04_collapse.ipynb")
     assert params["steps"] == SUITE_STEPS and params["suite_seeds"] == list(training.SUITE_SEEDS)
     assert training.SuiteRun("s", 1, 1, 1, 0).steps == SUITE_STEPS

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 
 RUN = {
     # command as the README prints it: the exit code it gives here (1: a one-line error, e.g. the Hub is unreachable)

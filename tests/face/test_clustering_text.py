@@ -9,7 +9,7 @@ from attncoda.face import clustering_text as text
 from attncoda.studies.clustering import SampleSpread, Table5Entry
 from clustering_fixtures import synthetic_clustering
 
-PAPER = json.loads((Path(__file__).parents[1] / "data" / "paper" / "reference.json").read_text())
+PAPER = json.loads((Path(__file__).parents[2] / "data" / "paper" / "reference.json").read_text())
 
 
 def test_a_spread_cell_is_median_and_range_or_a_dash():

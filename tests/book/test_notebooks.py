@@ -11,7 +11,7 @@ import yaml
 from attncoda.base.errors import ChapterError
 from attncoda.face.chapters import CHAPTERS, find_chapter, run_chapter, toc_from_registry
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 

@@ -32,7 +32,7 @@ def test_baseline_kernels_reach_the_chapter_kernel_and_are_undone(tmp_path, monk
 
     from attncoda.face.verify import BASELINE_KERNELS
 
-    monkeypatch.setenv("ATTNCODA_HOME", str(__import__("pathlib").Path(__file__).parents[1]))
+    monkeypatch.setenv("ATTNCODA_HOME", str(__import__("pathlib").Path(__file__).parents[2]))
     run_chapter("theory", profile="small", parameters={"results_dir": str(tmp_path / "committed")}, output=tmp_path / "a.ipynb", progress=False)
     monkeypatch.setenv("ATTNCODA_RESULTS", str(tmp_path / "committed"))
     before = {k: os.environ.get(k) for k in (*BASELINE_KERNELS, "ATTNCODA_CACHE")}

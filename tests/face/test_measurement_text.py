@@ -10,7 +10,7 @@ from attncoda.face import measurement_text as text
 from attncoda.studies import predictor
 from attncoda.studies.measurement_results import Measurement
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 PAPER = json.loads((ROOT / "data" / "paper" / "reference.json").read_text())
 
 

@@ -9,7 +9,7 @@ import pytest
 from attncoda.base.errors import ChapterError
 from attncoda.face.book import CONSTANT, constant_text, fill_constants
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 METHODS = ROOT / "book" / "methods.md"
 CITATION = re.compile(r"methods-[a-z][a-z-]*[a-z]")
 

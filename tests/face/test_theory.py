@@ -11,7 +11,7 @@ from attncoda.face import theory_text as text
 from attncoda.math import synthetic
 from attncoda.studies import theory
 
-PAPER = json.loads((Path(__file__).parents[1] / "data" / "paper" / "reference.json").read_text())
+PAPER = json.loads((Path(__file__).parents[2] / "data" / "paper" / "reference.json").read_text())
 
 
 @pytest.fixture(scope="module")

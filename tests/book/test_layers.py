@@ -1,0 +1,66 @@
+"""The package's layers and the tests' layout follow one order: base → math → engine → studies → face. No module
+imports a layer above its own, and the math tests run without torch (the engine alone imports it)."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).parents[2]
+PACKAGE = ROOT / "src" / "attncoda"
+ORDER = ("base", "math", "engine", "studies", "face")
+
+
+def imported_layers(path: Path) -> set[str]:
+    """The package layers a module imports (absolute ``attncoda.x`` or relative ``..x`` imports), top-level or not."""
+    own = path.relative_to(PACKAGE).parts[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 0 and (node.module or "").startswith("attncoda."):
+                found.add(node.module.split(".")[1])
+            elif node.level == 1:
+                found.add(own)
+            elif node.level == 2 and node.module:
+                found.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Import):
+            found.update(a.name.split(".")[1] for a in node.names if a.name.startswith("attncoda."))
+    return found & set(ORDER)
+
+
+def test_no_module_imports_a_layer_above_its_own():
+    upward = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        layer = path.relative_to(PACKAGE).parts[0]
+        if layer not in ORDER:
+            continue
+        upward += [f"{path.relative_to(ROOT)} ({layer}) imports {above}" for above in imported_layers(path)
+                   if ORDER.index(above) > ORDER.index(layer)]
+    assert not upward, "\n".join(upward)
+
+
+def test_the_tests_are_laid_out_by_layer():
+    folders = {p.parent.name for p in (ROOT / "tests").rglob("test_*.py")}
+    assert folders == {"math", "engine", "studies", "face", "book"}, folders
+    assert not list((ROOT / "tests").glob("test_*.py")), "a test belongs in its layer's folder"
+
+
+NO_TORCH = """
+import sys
+
+class NoTorch:  # torch cannot be imported at all, as on a machine without it
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch" or name.startswith("torch."):
+            raise ModuleNotFoundError("No module named 'torch'", name=name)
+
+sys.meta_path.insert(0, NoTorch())
+import pytest
+sys.exit(pytest.main([sys.argv[1], "-q", "-p", "no:cacheprovider"]))
+"""
+
+
+def test_the_math_tests_run_without_torch():
+    """`pytest tests/math` passes on a machine where torch cannot be imported (the math layer and its tests need none)."""
+    done = subprocess.run([sys.executable, "-c", NO_TORCH, str(ROOT / "tests" / "math")], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert " passed" in done.stdout
