@@ -64,3 +64,23 @@ def test_the_math_tests_run_without_torch():
     done = subprocess.run([sys.executable, "-c", NO_TORCH, str(ROOT / "tests" / "math")], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert " passed" in done.stdout
+
+
+def test_one_batch_size_named_once():
+    """BATCH_SIZE lives in base/protocol.py: no module types its value as a batch size (a small profile's smaller batch
+    and the head distances' own are other settings), and every notebook's batch_size parameter starts at it."""
+    import re
+
+    import nbformat
+
+    from attncoda.base.protocol import BATCH_SIZE
+
+    typed = [f"{p.relative_to(ROOT)}: {m.group(0)}" for p in PACKAGE.rglob("*.py")
+             for m in re.finditer(rf"batch_size(: int)? *= *{BATCH_SIZE}\b|\"batch_size\": *{BATCH_SIZE}\b", p.read_text())]
+    assert not typed, typed
+    for path in (ROOT / "notebooks").glob("*.ipynb"):
+        if path.stem == "05_clustering":
+            continue  # its batch_size is the head distances' streaming batch (every layer held at once), another setting
+        cell = next(c for c in nbformat.read(path, as_version=4).cells if "parameters" in c.metadata.get("tags", []))
+        found = re.search(r"^batch_size = (\d+)", cell.source, re.M)
+        assert found is None or int(found.group(1)) == BATCH_SIZE, f"{path.name}: batch_size = {found.group(1)}"

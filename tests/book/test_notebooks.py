@@ -74,6 +74,21 @@ def test_unknown_chapter_is_one_clear_line():
     assert find_chapter("1").key == "theory" and find_chapter("02_reversal_calibration").key == "calibration"
 
 
+def test_every_name_of_a_chapter_finds_it():
+    """The page's number in the book (3.1), the file's (3b, 03b), the key and the notebook all name one chapter, and each
+    page's title starts with the number it is found by."""
+    from attncoda.face.chapters import page_number
+
+    for c in CHAPTERS.values():
+        number = page_number(c.notebook)
+        names = {c.key, c.notebook, number, c.notebook.split("_", 1)[0], c.notebook.split("_", 1)[0].lstrip("0")}
+        assert {find_chapter(n).key for n in names} == {c.key}, names
+        title = nbformat.read(ROOT / "notebooks" / f"{c.notebook}.ipynb", as_version=4).cells[0].source.splitlines()[0]
+        if c.key != "reproducibility":  # the summary page carries no number
+            assert re.match(rf"# {re.escape(number)}[. ]", title), (c.key, title)
+    assert find_chapter("3.1").key == "measurement-layers" and find_chapter("3b").key == "measurement-layers"
+
+
 def test_synthetic_chapters_refuse_a_model():
     with pytest.raises(ChapterError, match="does not take a model"):
         run_chapter("theory", model="gpt2")

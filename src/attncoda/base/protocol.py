@@ -11,6 +11,9 @@ N_WINDOWS = 64
 """Windows of text per seed (N)."""
 WINDOW_LENGTH = 128
 """Tokens per window (L)."""
+BATCH_SIZE = 8
+"""Windows per forward pass. It is part of every signature cache key, so one value, named here, serves every chapter
+(a notebook's ``batch_size`` parameter defaults to it; tests/book/test_layers.py checks that)."""
 SEEDS = (0, 1, 2)
 """Each seed draws its own text sample and its own triples."""
 N_TRIPLES = 50_000

@@ -18,6 +18,8 @@ import json
 
 import numpy as np
 
+from ..base.protocol import BATCH_SIZE
+
 RECENT = 3
 """Keys within this many positions of the query (the query's own included) are the recent keys."""
 MIN_OCCURRENCES = 20
@@ -89,7 +91,7 @@ class AttentionMapAccumulator:
         }
 
 
-def attention_maps(model: str, seeds, n: int, length: int, sink, batch_size: int = 8) -> list[dict]:
+def attention_maps(model: str, seeds, n: int, length: int, sink, batch_size: int = BATCH_SIZE) -> list[dict]:
     """:class:`AttentionMapAccumulator`'s summary of ``model`` on the signatures' windows of each seed, cached by the
     model's weights, the windows and the sink keys (the model is loaded once, and only when some seed is missing)."""
     from .cache import KeyedJson, cache_or_compute

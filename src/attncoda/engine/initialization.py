@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import replace
 
-from ..base.protocol import EPS_SWEEP, N_WINDOWS, WINDOW_LENGTH
+from ..base.protocol import BATCH_SIZE, EPS_SWEEP, N_WINDOWS, WINDOW_LENGTH
 
 
 def initialized(loaded, init_seed: int = 0):
@@ -40,7 +40,7 @@ def init_identity(trained_sha256: str, init_seed: int) -> str:
 
 
 def init_signatures(model: str, init_seed: int = 0, seed: int = 0, n: int = N_WINDOWS, length: int = WINDOW_LENGTH, corpus: str = "wikipedia",
-                    split: str = "sample", batch_size: int = 8, eps_values=EPS_SWEEP, refresh: bool = False):
+                    split: str = "sample", batch_size: int = BATCH_SIZE, eps_values=EPS_SWEEP, refresh: bool = False):
     """Signatures of ``model``'s architecture at initialization, on the same windows as :func:`~attncoda.engine.signatures.get_signatures`."""
     from .cache import cache_or_compute
     from .signatures import SignatureSpec, cache_path, compute_spec, load, save

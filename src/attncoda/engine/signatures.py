@@ -29,7 +29,7 @@ import numpy as np
 
 from ..base.arrays import as_numpy, load_arrays, save_arrays
 from ..base.progress import Steps
-from ..base.protocol import DEFAULT_EPS, EPS_SWEEP, N_WINDOWS, WINDOW_LENGTH
+from ..base.protocol import BATCH_SIZE, DEFAULT_EPS, EPS_SWEEP, N_WINDOWS, WINDOW_LENGTH
 from ..math.coda import closure, replace_zeros
 from ..math.rowstats import STATISTICS
 
@@ -242,7 +242,7 @@ class SignatureSpec:
     length: int = WINDOW_LENGTH
     corpus: str = "wikipedia"
     split: str = "sample"
-    batch_size: int = 8
+    batch_size: int = BATCH_SIZE
     eps_values: tuple = EPS_SWEEP
 
     def key(self, model: str, weights_sha256: str, default_sink: str, seed: int, n: int | None = None, length: int | None = None,
@@ -297,7 +297,7 @@ def load(path: Path) -> Signatures | None:
 
 
 def compute(loaded, n: int = N_WINDOWS, length: int = WINDOW_LENGTH, seed: int = 0, corpus: str = "wikipedia", split: str = "sample",
-            batch_size: int = 8, eps_values=EPS_SWEEP, progress: bool = False, images=None) -> Signatures:
+            batch_size: int = BATCH_SIZE, eps_values=EPS_SWEEP, progress: bool = False, images=None) -> Signatures:
     """Run the model's backbone over ``n`` windows and reduce every layer's attention as it is produced (the options are
     the fields of :class:`SignatureSpec`; :func:`compute_spec` takes one)."""
     return compute_spec(loaded, SignatureSpec(n, length, corpus, split, batch_size, tuple(eps_values)), seed, progress, images)
@@ -370,7 +370,7 @@ def _vision_length(loaded, one) -> int:
 
 
 def signature_sets(model: str, seeds=(0,), n: int = N_WINDOWS, length: int = WINDOW_LENGTH, corpus: str = "wikipedia", split: str = "sample",
-                   batch_size: int = 8, eps_values=EPS_SWEEP, progress: bool = False, loaded=None, refresh: bool = False,
+                   batch_size: int = BATCH_SIZE, eps_values=EPS_SWEEP, progress: bool = False, loaded=None, refresh: bool = False,
                    spec: SignatureSpec | None = None) -> list[Signatures]:
     """One model's signatures for each seed, from the cache or computed (:func:`attncoda.engine.cache.cache_or_compute`:
     the model is loaded once, only when some seed is missing; a Hub id is always loaded, since its weights'

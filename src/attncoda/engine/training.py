@@ -280,10 +280,10 @@ def _last_checkpoint(run: SuiteRun) -> int | None:
 def load_optimizer_state(path: Path) -> dict:
     """An optimizer's saved state, unpickled with ``weights_only=True`` (tensors and plain values: no pickled code
     runs), allowing the numpy scalars a learning-rate schedule leaves in the parameter groups."""
-    import numpy as np
     import torch
 
-    scalars = [np._core.multiarray.scalar, np.dtype, type(np.dtype(np.float64))]
+    scalar = np.float64(0).__reduce__()[0]  # the function numpy pickles its scalars with, reached without a private module
+    scalars = [scalar, np.dtype, type(np.dtype(np.float64))]
     with torch.serialization.safe_globals(scalars):
         return torch.load(path, weights_only=True)
 

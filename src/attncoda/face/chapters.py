@@ -151,11 +151,27 @@ def toc_from_registry() -> dict:
     return {"format": "jb-book", "root": "book/intro", "parts": [{"caption": p, "chapters": cs} for p, cs in parts.items()]}
 
 
+def page_number(notebook: str) -> str:
+    """The number a chapter's page carries in the book, from its notebook's name: ``03_measurement`` is 3, and a
+    section's letter counts from b (``03b_…`` is 3.1, ``03c_…`` 3.2).
+
+    Examples
+    --------
+    >>> page_number("01_theory_witness"), page_number("03b_layer_collapse"), page_number("03d_witness")
+    ('1', '3.1', '3.3')
+    """
+    prefix = notebook.split("_", 1)[0]
+    digits, letter = prefix.rstrip("abcdefghij"), prefix[len(prefix.rstrip("abcdefghij")):]
+    return f"{int(digits)}.{ord(letter) - ord('a')}" if letter else str(int(digits))
+
+
 def find_chapter(name: str) -> Chapter:
-    """Look a chapter up by key (``theory``), number (``1``, ``01``) or notebook name."""
+    """Look a chapter up by key (``theory``), its page's number in the book (``1``, ``3.1``), its file's number (``01``,
+    ``3b``, ``03b``) or its notebook's name: every name the book, the command line and the files give a chapter."""
     wanted = name.removesuffix(".ipynb").lower()
     for c in CHAPTERS.values():
-        if wanted in (c.key, c.notebook, c.notebook.split("_", 1)[0], c.notebook.split("_", 1)[0].lstrip("0")):
+        prefix = c.notebook.split("_", 1)[0]
+        if wanted in (c.key, c.notebook, prefix, prefix.lstrip("0"), page_number(c.notebook)):
             return c
     raise ChapterError(f"unknown chapter {name!r}; known: {', '.join(CHAPTERS)}")
 

@@ -250,8 +250,8 @@ def log_rows(p, eps: float) -> np.ndarray:
     ----------
     p : array_like, shape (..., D)
         Compositions, one per row of the last axis (each sums to 1).
-    eps : float, default 1e-6
-        Value given to exact zeros before a logarithm (:func:`replace_zeros`).
+    eps : float
+        Value given to exact zeros before a logarithm (:func:`replace_zeros`); the callers pass ``DEFAULT_EPS``.
 
     Returns
     -------

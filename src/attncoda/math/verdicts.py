@@ -16,7 +16,7 @@ import numpy as np
 
 from ..base.protocol import N_TRIPLES
 from .coda import DEFAULT_EPS, Sink, as_composition
-from .metrics import RowMetric, get_metric
+from .metrics import CONVENTIONS, RowMetric, get_metric
 
 _CHUNK_ELEMENTS = 2_000_000
 
@@ -218,6 +218,31 @@ def closer_verdicts(dist: np.ndarray, triples: np.ndarray, larger_is_closer: boo
     return verdict(dist[p, q], dist[p, r], larger_is_closer)
 
 
+def convention_verdicts(metric: str | RowMetric, rows, triples: np.ndarray, sink: Sink = (0,), eps: float = DEFAULT_EPS,
+                        method: str = "broadcast") -> dict[str, np.ndarray]:
+    """Each convention's :func:`closer_verdicts` of ``metric`` on the same triples (methods: :ref:`methods-verdicts`):
+    the one place a keep verdict and its drop twin are made.
+
+    Parameters
+    ----------
+    metric : str or RowMetric
+        The row metric.
+    rows : array_like, shape (H, D)
+        One composition per head.
+    triples : ndarray, shape (n, 3)
+        Head indices ``(p, q, r)``.
+    sink, eps, method
+        As in :func:`pairwise`.
+
+    Returns
+    -------
+    dict
+        ``{"keep": verdicts, "drop": verdicts}``, each an int8 array of shape (n,).
+    """
+    m = get_metric(metric)
+    return {conv: closer_verdicts(pairwise(m, rows, conv, sink, eps, method=method), triples, m.larger_is_closer) for conv in CONVENTIONS}
+
+
 @dataclass(frozen=True)
 class Reversal:
     """Outcome of comparing keep and drop verdicts on a set of triples."""
@@ -307,8 +332,8 @@ def reversal_rates(
     out = {}
     for metric in metrics:
         m = get_metric(metric)
-        verdicts = [closer_verdicts(pairwise(m, x, conv, sink, eps), triples, m.larger_is_closer) for conv in ("keep", "drop")]
-        out[m.name] = reversal_from_verdicts(m.name, *verdicts)
+        verdicts = convention_verdicts(m, x, triples, sink, eps)
+        out[m.name] = reversal_from_verdicts(m.name, verdicts["keep"], verdicts["drop"])
     return out
 
 

@@ -16,20 +16,30 @@ import numpy as np
 
 from ..base.protocol import DEFAULT_EPS, N_TRIPLES
 from ..math.metrics import get_metric
-from ..math.verdicts import closer_verdicts, reversal_from_verdicts, sample_triples
+from ..math.verdicts import convention_verdicts, reversal_from_verdicts, sample_triples
 from .profiles import collapse_disagreement, layer_profile
-from .reversal import distances, eps_sweep, signature_sink_mass, verdict_table
+from .reversal import eps_sweep, signature_sink_mass, verdict_table
 
-T_95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
-"""Two-sided 95 % Student t quantiles by degrees of freedom (more seeds: 1.96 is used)."""
+def t_95(df: int) -> float:
+    """The two-sided 95 % quantile of Student's t with ``df`` degrees of freedom (scipy's).
+
+    Examples
+    --------
+    >>> round(t_95(2), 3), round(t_95(30), 3)
+    (4.303, 2.042)
+    """
+    from scipy.stats import t
+
+    return float(t.ppf(0.975, df))
 
 
 NAMED_SINKS = ("first", "bos", "first4", "cls", "cls_sep")
+UNKNOWN_SINK = "unknown sink set {text!r}; use first, bos, first4, cls, cls_sep or key indices such as 0,1,2,3"
 MIN_TRIPLES = 100
+"""Fewest head triples per seed the audit accepts: with fewer, one seed's 95 % interval is wider than ±10 points."""
 MAX_TRIPLES = 10_000_000
 """Most head triples per seed the audit samples (each verdict of a triple takes a few bytes per convention: ten
 million take about a gigabyte; the default is 50,000)."""
-"""Fewest head triples per seed the audit accepts: with fewer, one seed's 95 % interval is wider than ±10 points."""
 SMALL_RATE = 0.075
 """A reversal rate whose interval lies below this is small: the frozen predictor's tolerance (7.5 points); the
 audit reads the tolerance from the predictor it loads and falls back to this value without one."""
@@ -50,14 +60,26 @@ def check_sink(text: str | None, length: int) -> None:
     """
     if text is None or text in NAMED_SINKS:
         return
+    sink_keys(text, length)
+
+
+def sink_keys(text: str, length: int) -> tuple[int, ...]:
+    """Key indices given as ``"0,1,2,3"``: distinct, each in ``0..length-1`` (a ValueError in one line otherwise).
+
+    Examples
+    --------
+    >>> sink_keys("0,3", 128)
+    (0, 3)
+    """
     try:
-        keys = [int(t) for t in text.split(",")]
+        keys = tuple(int(t) for t in text.split(","))
     except ValueError:
-        raise ValueError(f"unknown sink set {text!r}; use first, bos, first4, cls, cls_sep or key indices such as 0,1,2,3") from None
+        raise ValueError(UNKNOWN_SINK.format(text=text)) from None
     if any(not 0 <= k < length for k in keys):
         raise ValueError(f"sink keys {text} must lie in 0..{length - 1} (the window has {length} keys)")
     if len(set(keys)) != len(keys):
         raise ValueError(f"sink keys {text} repeat a key; name each key once")
+    return keys
 
 
 def parse_sink(text: str | None, sig) -> tuple[str, tuple[int, ...]]:
@@ -78,13 +100,7 @@ def parse_sink(text: str | None, sig) -> tuple[str, tuple[int, ...]]:
     length = sig.shape[-1]
     if text in ("first", "first4", "cls", "cls_sep"):
         return text, sink_positions(text, length, sig.meta["layout"]["prefix_tokens"], sig.meta["layout"]["suffix_tokens"])
-    try:
-        keys = tuple(int(t) for t in text.split(","))
-    except ValueError:
-        raise ValueError(f"unknown sink set {text!r}; use first, bos, first4, cls, cls_sep or key indices such as 0,1,2,3") from None
-    if any(not 0 <= k < length for k in keys):
-        raise ValueError(f"sink keys {text} must lie in 0..{length - 1}")
-    return "keys " + text, keys
+    return "keys " + text, sink_keys(text, length)
 
 
 def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
@@ -198,14 +214,15 @@ def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_
         The frozen predictor (:func:`attncoda.studies.predictor.load_all`); without them no prediction is made.
     maps : list of dict, optional
         Where attention goes on each seed's windows, for the chosen sink keys
-        (:func:`attncoda.engine.attention_map.attention_map`): key positions and tokens over every row, the recent keys,
+        (:func:`attncoda.engine.attention_map.attention_maps`): key positions and tokens over every row, the recent keys,
         and the chosen sink's row statistics. Without them the top keys come from the signatures' last rows.
 
     Returns
     -------
-    dict
+    AuditReport
         The report: the model's facts, the sink set and where attention mass lands, the reversal rate with its
-        interval (``reversal``), the prediction, the ε check and ``recommendation`` (one sentence).
+        interval (``reversal``), the prediction, the ε check and ``recommendation`` (one sentence); ``to_json()``
+        gives ``--format json``'s output.
     """
     from . import predictor
 
@@ -216,8 +233,8 @@ def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_
     for sig in sigs:
         rows = sig.heads()
         triples = sample_triples(len(rows), n_triples, sig.meta["seed"])
-        v = [closer_verdicts(distances(m, rows, conv, keys, DEFAULT_EPS), triples, m.larger_is_closer) for conv in ("keep", "drop")]
-        rev = reversal_from_verdicts(m.name, *v)
+        v = convention_verdicts(m, rows, triples, keys, DEFAULT_EPS, method="gram")
+        rev = reversal_from_verdicts(m.name, v["keep"], v["drop"])
         tables = {e: verdict_table(sig.heads("aitchison", e), (m.name,), triples, keys, e) for e in sig.meta["eps_values"]}
         profile = layer_profile(sig)
         row_sink = sig.row_mean("sink_mass")
@@ -230,7 +247,7 @@ def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_
     rates = [s["reversal"]["rate"] for s in per_seed]
     mean = float(np.mean(rates))
     if len(rates) > 1:
-        half = T_95.get(len(rates) - 1, 1.96) * float(np.std(rates, ddof=1)) / math.sqrt(len(rates))
+        half = t_95(len(rates) - 1) * float(np.std(rates, ddof=1)) / math.sqrt(len(rates))
         interval, interval_kind = (max(0.0, mean - half), min(1.0, mean + half)), f"95 % t-interval over {len(rates)} seeds (text and triples resampled, clipped to 0-100 %)"
     else:
         interval = wilson(per_seed[0]["reversal"]["reversed"], per_seed[0]["reversal"]["compared"])

@@ -11,7 +11,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..base.protocol import CLUSTERING_KS
+from ..base.protocol import BATCH_SIZE, CLUSTERING_KS
 from .taxonomy import clusters
 
 HEAD_SET_THRESHOLD = 0.5
@@ -41,7 +41,7 @@ def jobs(params: dict) -> list[tuple]:
     and seed-0 signatures (``signature_n`` windows) of each Table 5 model, as ``(kind, model, seed, options)``."""
     clustered, table5 = chosen_models(params["model"])
     hd = {"n": params["n"], "length": params["length"], "batch_size": params["batch_size"]}
-    sig = {"n": params["signature_n"], "length": params["length"], "batch_size": 8}
+    sig = {"n": params["signature_n"], "length": params["length"], "batch_size": BATCH_SIZE}
     seeds = sample_seeds(params["seed"], params["samples"])
     return [("head_distances", name, s, hd) for name in clustered for s in seeds] + [("signatures", name, 0, sig) for name in table5]
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base.protocol import COLLAPSE_FIRST_ROW, DEFAULT_EPS, N_TRIPLES, N_WINDOWS, WINDOW_LENGTH
+from ..base.protocol import BATCH_SIZE, COLLAPSE_FIRST_ROW, DEFAULT_EPS, N_TRIPLES, N_WINDOWS, WINDOW_LENGTH
 from ..math.verdicts import sample_triples
 from .reversal import CLASSICAL, reversal_summary, signature_sink_mass, verdict_table
 
@@ -173,7 +173,7 @@ def checkpoint_label(model: str) -> str:
     return model if resolve(model).kind == "hub" else Path(model).name
 
 
-def text_signatures(n: int = N_WINDOWS, length: int = WINDOW_LENGTH, split: str = "heldout", batch_size: int = 8):
+def text_signatures(n: int = N_WINDOWS, length: int = WINDOW_LENGTH, split: str = "heldout", batch_size: int = BATCH_SIZE):
     """``signatures(model, seed)`` on text windows: the walk's default source of a checkpoint's signatures."""
     from ..engine.signatures import get_signatures
 
@@ -181,7 +181,7 @@ def text_signatures(n: int = N_WINDOWS, length: int = WINDOW_LENGTH, split: str 
 
 
 def walk(checkpoints, seed: int = 0, n: int = N_WINDOWS, length: int = WINDOW_LENGTH, split: str = "heldout", n_triples: int = N_TRIPLES,
-         batch_size: int = 8, label: str = "checkpoints", signatures=None) -> list[dict]:
+         batch_size: int = BATCH_SIZE, label: str = "checkpoints", signatures=None) -> list[dict]:
     """One point per checkpoint (:class:`attncoda.engine.checkpoints.Checkpoint`, in training order): its step, entropy
     means, Figure 5a's reversal point and the predictor's domain facts. Each checkpoint's signatures are cached, so an
     interrupted walk resumes where it stopped; a checkpoint without a known step is numbered by its place in the list.
@@ -222,7 +222,7 @@ def walk_with_shares(checkpoints, seed: int = 0, n_triples: int = N_TRIPLES, lab
 
 
 def endpoint(model: str, init_seed: int = 0, seed: int = 0, n: int = N_WINDOWS, length: int = WINDOW_LENGTH, n_triples: int = N_TRIPLES,
-             batch_size: int = 8) -> dict:
+             batch_size: int = BATCH_SIZE) -> dict:
     """The endpoint share of a trained model: its architecture at initialization (``init_seed``) against its weights,
     pooled and per layer, with both states' reversal points. Windows: the measurement chapter's sample (split ``sample``)."""
     from ..engine.initialization import init_signatures
@@ -253,7 +253,7 @@ def endpoint_samples(window_seeds=ENDPOINT_WINDOW_SEEDS, init_seeds=ENDPOINT_INI
 
 
 def endpoint_spread(model: str, window_seeds=ENDPOINT_WINDOW_SEEDS, init_seeds=ENDPOINT_INIT_SEEDS, n: int = N_WINDOWS,
-                    length: int = WINDOW_LENGTH, batch_size: int = 8) -> dict:
+                    length: int = WINDOW_LENGTH, batch_size: int = BATCH_SIZE) -> dict:
     """The endpoint share resampled: every window seed with initialization seed 0, and every initialization seed with
     window seed 0 (``samples``: one ``{window_seed, init_seed, share}`` each), with their median and range."""
     from ..engine.initialization import init_signatures
@@ -268,7 +268,7 @@ def endpoint_spread(model: str, window_seeds=ENDPOINT_WINDOW_SEEDS, init_seeds=E
     return {"samples": samples, "median": float(np.nanmedian(shares)), "low": float(np.nanmin(shares)), "high": float(np.nanmax(shares))}
 
 
-def endpoint_terms(model: str, init_seed: int = 0, seed: int = 0, n: int = N_WINDOWS, length: int = WINDOW_LENGTH, batch_size: int = 8) -> dict:
+def endpoint_terms(model: str, init_seed: int = 0, seed: int = 0, n: int = N_WINDOWS, length: int = WINDOW_LENGTH, batch_size: int = BATCH_SIZE) -> dict:
     """The three entropy terms (:mod:`attncoda.engine.entropy_terms`) at initialization and trained, and the share of
     the fall in ``H`` each carries (:func:`term_fractions`)."""
     from ..engine.entropy_terms import entropy_terms

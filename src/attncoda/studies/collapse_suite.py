@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from ..base.protocol import N_TRIPLES, N_WINDOWS, WINDOW_LENGTH
+from ..base.protocol import BATCH_SIZE, N_TRIPLES, N_WINDOWS, WINDOW_LENGTH
 from ..base.records import JsonRecord
 from . import collapse
 
@@ -66,7 +66,7 @@ class Options:
     n: int = N_WINDOWS
     length: int = WINDOW_LENGTH
     n_triples: int = N_TRIPLES
-    batch_size: int = 8
+    batch_size: int = BATCH_SIZE
 
     @property
     def spread_seeds(self) -> tuple[int, int]:

@@ -32,9 +32,6 @@ from ..math.metrics import cosine, euclidean, jensen_shannon
 from ..math.synthetic import witness
 from ..math.verdicts import verdict
 
-PROPERTIES = ("perm", "perturb", "temp", "sink", "dom")
-
-
 @dataclass(frozen=True)
 class Subject:
     name: str

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base.protocol import DEFAULT_EPS, N_TRIPLES, N_WINDOWS, SEEDS, WINDOW_LENGTH
+from ..base.protocol import BATCH_SIZE, DEFAULT_EPS, N_TRIPLES, N_WINDOWS, SEEDS, WINDOW_LENGTH
 from ..math.verdicts import sample_triples
 from .content_geometry import rival_geometry, small_part_share
 from .profiles import collapse_disagreement, layer_profile
@@ -105,7 +105,7 @@ def summarize(per_seed: list[SeedMeasure]) -> Summary:
 
 
 def measure(model: str, seeds=SEEDS, n: int = N_WINDOWS, length: int = WINDOW_LENGTH, n_triples: int = N_TRIPLES,
-            batch_size: int = 8, progress: bool = False) -> Measurement:
+            batch_size: int = BATCH_SIZE, progress: bool = False) -> Measurement:
     """Every per-model number of the chapter (signatures from the cache, computed when missing).
 
     The result is cached too (``$ATTNCODA_CACHE/measurements``), keyed by its signatures' cache keys, ``n_triples``
@@ -164,7 +164,7 @@ def jobs(params: dict) -> list[tuple]:
 
 
 def measure_models(model: str, seeds=SEEDS, n: int = N_WINDOWS, length: int = WINDOW_LENGTH, n_triples: int = N_TRIPLES,
-                   batch_size: int = 8) -> tuple[dict[str, Measurement], dict, list[str]]:
+                   batch_size: int = BATCH_SIZE) -> tuple[dict[str, Measurement], dict, list[str]]:
     """:func:`measure` for every model :func:`chosen_models` names: ``(results by label, seconds by label, missing)``.
 
     A model that cannot be had here (ModelError) is one line in ``missing`` and the others are still measured; each

@@ -70,12 +70,6 @@ def frozen_path(version: int = 1) -> Path:
     return data_dir() / "predictor" / FILES[version]
 
 
-def spec_hash(spec: dict) -> str:
-    from ..base.files import json_hash
-
-    return json_hash(spec)
-
-
 def load_spec(path: Path | None = None, version: int = 1) -> dict:
     """Read a frozen predictor and check its own hash (ValueError if edited)."""
     return read_hashed_json(Path(path) if path else frozen_path(version), "predictor")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base.protocol import DEFAULT_EPS, PRUNE_SHARE, TEMPERATURES
+from ..base.protocol import BATCH_SIZE, DEFAULT_EPS, PRUNE_SHARE, TEMPERATURES
 from ..math import coda
 from .redundancy import TEMPER_EPS, nearest_in_layer
 from .reversal import distances
@@ -35,7 +35,7 @@ def chosen_models(model: str) -> list[str]:
 def jobs(params: dict) -> list[tuple]:
     """The signature lookups the pruning chapter makes (``signature_n`` windows per model and seed), as
     ``(kind, model, seed, options)``; its perplexity evaluations stay in the chapter."""
-    options = {"n": params["signature_n"], "length": params["length"], "batch_size": 8}
+    options = {"n": params["signature_n"], "length": params["length"], "batch_size": BATCH_SIZE}
     return [("signatures", name, seed, options) for name in chosen_models(params["model"]) for seed in params["seeds"]]
 
 

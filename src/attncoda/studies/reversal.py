@@ -9,7 +9,7 @@ import numpy as np
 
 from ..math import coda
 from ..math.metrics import get_metric
-from ..math.verdicts import closer_verdicts, pairwise, reversal_from_verdicts
+from ..math.verdicts import convention_verdicts, pairwise, reversal_from_verdicts
 
 REVERSAL_METRICS = ("cosine", "js", "euclidean", "hellinger", "fisher_rao", "content")
 CLASSICAL = ("cosine", "js", "euclidean")
@@ -26,11 +26,7 @@ def distances(metric, rows: np.ndarray, convention: str, sink, eps: float) -> np
 
 def verdict_table(rows: np.ndarray, metrics, triples: np.ndarray, sink, eps: float) -> dict[str, dict[str, np.ndarray]]:
     """``{metric: {"keep": verdicts, "drop": verdicts}}`` on one set of triples."""
-    out = {}
-    for name in metrics:
-        m = get_metric(name)
-        out[name] = {conv: closer_verdicts(distances(m, rows, conv, sink, eps), triples, m.larger_is_closer) for conv in ("keep", "drop")}
-    return out
+    return {name: convention_verdicts(name, rows, triples, sink, eps, method="gram") for name in metrics}
 
 
 def reversal_summary(verdicts: dict) -> dict[str, dict]:
