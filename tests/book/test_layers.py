@@ -84,3 +84,20 @@ def test_one_batch_size_named_once():
         cell = next(c for c in nbformat.read(path, as_version=4).cells if "parameters" in c.metadata.get("tags", []))
         found = re.search(r"^batch_size = (\d+)", cell.source, re.M)
         assert found is None or int(found.group(1)) == BATCH_SIZE, f"{path.name}: batch_size = {found.group(1)}"
+
+
+def test_metric_groups_are_named_only_in_metrics_py():
+    """Every named group of metrics lives in math/metrics.py (CLASSICAL, CALIBRATED, CURVES, REVERSAL, TAXONOMY,
+    CLUSTERED, BHATTACHARYYA, STAKES): no other module defines a constant that lists metric names, and each of the
+    groups that used to be restated (a Table 2 list in three chapters, the pair that ties, the pair Table 8 compares)
+    is written once."""
+    import re
+
+    names = "cosine|js|euclidean|hellinger|fisher_rao|aitchison|content"
+    constant = re.compile(rf"^[A-Z_0-9]+\s*(:[^=]+)?=\s*\(\s*\"({names})\"\s*,\s*\"({names})\"", re.M)
+    found = [f"{p.relative_to(ROOT)}: {m.group(0)}" for p in PACKAGE.rglob("*.py") if p.name != "metrics.py"
+             for m in constant.finditer(p.read_text())]
+    assert not found, found
+    for group in ('("hellinger", "fisher_rao")', '("js", "content")', '("cosine", "js", "euclidean")'):
+        elsewhere = [str(p.relative_to(ROOT)) for p in PACKAGE.rglob("*.py") if p.name != "metrics.py" and group in p.read_text()]
+        assert not elsewhere, f"{group} restated in {elsewhere}"

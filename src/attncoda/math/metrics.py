@@ -204,6 +204,8 @@ class RowMetric:
     larger_is_closer: bool = False
     sink_blind: bool = False
     uses_eps: bool = False
+    short: str = ""
+    """The metric's name in a table's column header, where the full label would not fit ("1 − cos", "Euclid.")."""
 
     def __call__(self, p, q, convention: str = "keep", sink: Sink = (0,), eps: float = DEFAULT_EPS):
         """Distance (or similarity) between ``p`` and ``q`` under ``convention``."""
@@ -218,15 +220,35 @@ class RowMetric:
 METRICS: dict[str, RowMetric] = {
     m.name: m
     for m in (
-        RowMetric("cosine", "cosine", cosine, larger_is_closer=True),
-        RowMetric("js", "Jensen–Shannon", jensen_shannon),
-        RowMetric("euclidean", "Euclidean", euclidean),
-        RowMetric("hellinger", "Hellinger", hellinger),
-        RowMetric("fisher_rao", "Fisher–Rao", fisher_rao),
-        RowMetric("aitchison", "d_A", aitchison, uses_eps=True),
-        RowMetric("content", "d_A^⊥", content_distance, sink_blind=True, uses_eps=True),
+        RowMetric("cosine", "cosine", cosine, larger_is_closer=True, short="1 − cos"),
+        RowMetric("js", "Jensen–Shannon", jensen_shannon, short="JS"),
+        RowMetric("euclidean", "Euclidean", euclidean, short="Euclid."),
+        RowMetric("hellinger", "Hellinger", hellinger, short="Hell."),
+        RowMetric("fisher_rao", "Fisher–Rao", fisher_rao, short="FR"),
+        RowMetric("aitchison", "d_A", aitchison, uses_eps=True, short="d_A"),
+        RowMetric("content", "d_A^⊥", content_distance, sink_blind=True, uses_eps=True, short="d_A^⊥"),
     )
 }
+
+# The metric groups every chapter reads, each in the order its tables and results files give it. One home: no other
+# module writes a tuple of metric names.
+CLASSICAL = ("cosine", "js", "euclidean")
+"""The three classical metrics whose reversal rates the paper's Table 2 reports."""
+CALIBRATED = (*CLASSICAL, "hellinger")
+"""The metrics with a calibration curve and a frozen prediction (Fisher–Rao's verdicts are Hellinger's)."""
+CURVES = (*CALIBRATED, "content")
+"""The calibration curves' metrics: the calibrated ones, with the content distance as the check that stays at zero."""
+REVERSAL = (*CALIBRATED, "fisher_rao", "content")
+"""Every metric whose keep-vs-drop reversal rate a measurement records."""
+TAXONOMY = (*CLASSICAL, "content")
+"""The metrics whose head taxonomies the audits compare across conventions (Table 5)."""
+CLUSTERED = ("js", "cosine", "euclidean", "content")
+"""The head-distance metrics of the clustering chapter (Clark et al.'s JS first), in its results files' order."""
+BHATTACHARYYA = ("hellinger", "fisher_rao")
+"""The two distances that are functions of the Bhattacharyya coefficient alone, so their verdicts coincide."""
+STAKES = ("js", "content")
+"""The dropped-row JS and the content distance: the pair whose prune-set stakes (temperature, sink definition) the
+audits' Table 8 compares."""
 
 
 def get_metric(metric: str | RowMetric) -> RowMetric:

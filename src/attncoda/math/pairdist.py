@@ -19,7 +19,9 @@ import math
 import numpy as np
 from numba import njit, prange
 
-PAIR_METRICS = ("js", "cosine", "euclidean", "content")
+from .metrics import CLUSTERED
+
+PAIR_METRICS = CLUSTERED
 _CHUNK = 64
 
 

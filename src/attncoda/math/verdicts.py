@@ -16,7 +16,7 @@ import numpy as np
 
 from ..base.protocol import N_TRIPLES
 from .coda import DEFAULT_EPS, Sink, as_composition
-from .metrics import CONVENTIONS, RowMetric, get_metric
+from .metrics import BHATTACHARYYA, CONVENTIONS, CURVES, RowMetric, get_metric
 
 _CHUNK_ELEMENTS = 2_000_000
 
@@ -83,7 +83,7 @@ def _pairwise_gram(name: str, x: np.ndarray, convention: str, sink: Sink, eps: f
     if name == "cosine":
         norms = np.sqrt(np.einsum("ij,ij->i", v, v))
         return (v @ v.T) / np.outer(norms, norms)
-    if name in ("hellinger", "fisher_rao"):
+    if name in BHATTACHARYYA:
         root = np.sqrt(v)
         bc = root @ root.T
         np.fill_diagonal(bc, 1.0)  # a row against itself: BC = 1 exactly
@@ -286,7 +286,7 @@ def reversal_from_verdicts(metric: str, keep: np.ndarray, drop: np.ndarray) -> R
 
 def reversal_rates(
     rows,
-    metrics: Iterable[str | RowMetric] = ("cosine", "js", "euclidean", "hellinger", "content"),
+    metrics: Iterable[str | RowMetric] = CURVES,
     sink: Sink = (0,),
     n_triples: int = N_TRIPLES,
     seed: int | np.random.Generator = 0,

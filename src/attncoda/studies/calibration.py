@@ -16,8 +16,9 @@ import numpy as np
 from ..base.files import json_hash, read_hashed_json, write_hashed_json
 from ..math.synthetic import calibration_heads
 from ..math.verdicts import reversal_rates, sample_triples
+from ..math.metrics import BHATTACHARYYA, CURVES
 
-CURVE_METRICS = ("cosine", "js", "euclidean", "hellinger", "content")
+CURVE_METRICS = CURVES
 
 
 @dataclass(frozen=True)
@@ -149,6 +150,6 @@ def hellinger_fisher_rao_check(grid: CalibrationGrid, rng, sink_mass: float) -> 
         heads = calibration_heads(rng, grid.n_heads, grid.n_content, alpha, sink_mass)
         triples = sample_triples(grid.n_heads, grid.n_triples, rng)
         for conv in ("keep", "drop"):
-            v = {m: closer_verdicts(pairwise(m, heads, conv), triples, False) for m in ("hellinger", "fisher_rao")}
+            v = {m: closer_verdicts(pairwise(m, heads, conv), triples, False) for m in BHATTACHARYYA}
             rows.append({"alpha": alpha, "convention": conv, "triples": grid.n_triples, "verdicts that differ": int((v["hellinger"] != v["fisher_rao"]).sum())})
     return rows

@@ -13,10 +13,11 @@ import numpy as np
 
 from ..base.protocol import BATCH_SIZE, CLUSTERING_KS
 from .taxonomy import clusters
+from ..math.metrics import CLUSTERED, TAXONOMY, get_metric
 
 HEAD_SET_THRESHOLD = 0.5
 """A head belongs to a set (e.g. the [SEP] heads) when its mean attention to those keys is at least this."""
-CLUSTER_METRICS = ("js", "cosine", "euclidean", "content")
+CLUSTER_METRICS = CLUSTERED
 
 
 def chosen_models(model: str) -> tuple[list[str], list[str]]:
@@ -288,7 +289,7 @@ def measure_encoder(name: str, n: int, length: int, seeds, batch_size: int) -> E
     return EncoderClustering(name, list(seeds), first, sets, samples, time.time() - started)
 
 
-TABLE5_LABELS = {"cosine": "1 − cos", "js": "JS", "euclidean": "Euclid.", "content": "d_A^⊥"}
+TABLE5_LABELS = {name: get_metric(name).short for name in TAXONOMY}
 """Table 5's column names, as the page and the results files give them."""
 
 

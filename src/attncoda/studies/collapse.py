@@ -24,9 +24,10 @@ import numpy as np
 from ..base.protocol import BATCH_SIZE, COLLAPSE_FIRST_ROW, DEFAULT_EPS, N_TRIPLES, N_WINDOWS, WINDOW_LENGTH
 from ..math.verdicts import sample_triples
 from .reversal import CLASSICAL, reversal_summary, signature_sink_mass, verdict_table
+from ..math.metrics import CALIBRATED
 
 MEANS = ("entropy", "content_entropy", "sink_mass")
-PREDICTOR_METRICS = ("cosine", "js", "euclidean", "hellinger")
+PREDICTOR_METRICS = CALIBRATED
 
 
 def entropy_means(sig, first_row: int = COLLAPSE_FIRST_ROW) -> dict:

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..base.protocol import BATCH_SIZE, DEFAULT_EPS, PRUNE_SHARE, TEMPERATURES
 from ..math import coda
+from ..math.metrics import STAKES
 from .redundancy import TEMPER_EPS, nearest_in_layer
 from .reversal import distances
 
@@ -139,7 +140,7 @@ def prune_set_stakes(rows: np.ndarray, layers: int, heads: int, sink, alternativ
     """Table 8's stakes for pruning: the ``share`` keep-one prune set's retention under each logit temperature,
     and its overlap between the default and an alternative sink set, for JS′ and ``d_A^⊥``."""
     out = {}
-    for metric in ("js", "content"):
+    for metric in STAKES:
         base = prune_set(rows, layers, heads, metric, share, sink, TEMPER_EPS)
         tempered = [overlap(base, prune_set(coda.temper(rows, tau), layers, heads, metric, share, sink, TEMPER_EPS)) for tau in temperatures]
         other = prune_set(rows, layers, heads, metric, share, alternative, TEMPER_EPS)

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..base.protocol import PRUNE_SHARE, TEMPERATURES
 from ..math import coda
-from ..math.metrics import get_metric
+from ..math.metrics import STAKES, get_metric
 from ..math.verdicts import closer_verdicts, reversal_from_verdicts
 from .reversal import distances
 
@@ -52,7 +52,7 @@ def temperature_stakes(rows: np.ndarray, layers: int, heads: int, triples: np.nd
     """Table 8, temperature: JS′ (dropped-row JS) verdict flips and prune-set retention under each τ, and the same for ``d_A^⊥``."""
     out = {}
     eps = TEMPER_EPS
-    for name in ("js", "content"):
+    for name in STAKES:
         m = get_metric(name)
         base_dist = distances(m, rows, "drop", sink, eps)
         base_verdicts = closer_verdicts(base_dist, triples, m.larger_is_closer)
@@ -70,7 +70,7 @@ def temperature_stakes(rows: np.ndarray, layers: int, heads: int, triples: np.nd
 def sink_set_stakes(rows: np.ndarray, triples: np.ndarray, sink, alternative, eps: float) -> dict:
     """Table 8, sink set: closer-head verdict flip rate (JS′ and ``d_A^⊥``) between the default and an alternative sink set."""
     out = {}
-    for name in ("js", "content"):
+    for name in STAKES:
         m = get_metric(name)
         v = [closer_verdicts(distances(m, rows, "drop", s, eps), triples, m.larger_is_closer) for s in (sink, alternative)]
         out[name] = reversal_from_verdicts(name, *v).rate

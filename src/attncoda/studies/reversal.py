@@ -8,15 +8,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..math import coda
-from ..math.metrics import get_metric
+from ..math.metrics import CALIBRATED, CLASSICAL, CURVES, REVERSAL, get_metric
 from ..math.verdicts import convention_verdicts, pairwise, reversal_from_verdicts
 
-REVERSAL_METRICS = ("cosine", "js", "euclidean", "hellinger", "fisher_rao", "content")
-CLASSICAL = ("cosine", "js", "euclidean")
-TABLE2_METRICS = (*CLASSICAL, "hellinger")
+REVERSAL_METRICS = REVERSAL
+TABLE2_METRICS = CALIBRATED
 """The classical metrics of Table 2; Fisher–Rao reverses exactly where Hellinger does, so it shares its column."""
 """The paper's three classical metrics (its Table 2 columns): Lemma 1 and the witness triple are checked on these."""
-SWEEP_METRICS = ("cosine", "js", "euclidean", "hellinger", "content")  # Fisher–Rao verdicts are Hellinger's
+SWEEP_METRICS = CURVES  # Fisher–Rao verdicts are Hellinger's
 
 
 def distances(metric, rows: np.ndarray, convention: str, sink, eps: float) -> np.ndarray:

@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..base.protocol import TAXONOMY_KS
-from ..math.metrics import get_metric
+from ..math.metrics import TAXONOMY, get_metric
 from .reversal import distances
 
-TAXONOMY_METRICS = ("cosine", "js", "euclidean", "content")
+TAXONOMY_METRICS = TAXONOMY
 
 
 def as_dissimilarity(metric, matrix: np.ndarray) -> np.ndarray:

@@ -6,6 +6,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from ..plots import MAX_WIDTH_IN, SMALLEST_PT, panels
+from ...math.metrics import CLUSTERED, get_metric
 
 
 def head_map_figure(embeddings: dict[str, np.ndarray], labels: dict[str, np.ndarray], members, member_name: str, title: str):
@@ -58,7 +59,7 @@ def head_mass_figure(masses: dict[str, dict[str, list]], threshold: float):
     return fig
 
 
-ARI_METRICS = {"js": "JS", "cosine": "1 − cos", "euclidean": "Euclid."}
+ARI_METRICS = {name: get_metric(name).short for name in CLUSTERED if name != "content"}
 ARI_COLOURS = {"js": "#d62728", "cosine": "#1f77b4", "euclidean": "#2ca02c"}
 
 

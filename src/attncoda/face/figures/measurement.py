@@ -7,9 +7,10 @@ import numpy as np
 
 from ...studies.profiles import disagreeing_transitions
 from ..plots import METRIC_COLOURS, METRIC_LABELS, ROW_COLOURS, SMALLEST_PT, panels
+from ...math.metrics import CLASSICAL
 
 
-def models_on_curves(curves: dict, points: dict[str, dict], metrics=("cosine", "js", "euclidean")):
+def models_on_curves(curves: dict, points: dict[str, dict], metrics=CLASSICAL):
     """Figure 3: the frozen curves of ``metrics`` with each model as a star at its signature sink mass.
 
     ``points[model] = {"sink_mass": s, "rates": {metric: rate}}``.

@@ -8,8 +8,9 @@ from matplotlib.ticker import MaxNLocator
 
 from ..plots import METRIC_COLOURS, panels
 from ..report import dollar_math
+from ...studies.pruning import SELECTION_NAMES
 
-SELECTION_LABELS = {"js_keep": "JS (sink kept)", "content": r"$d_A^\perp$ (content)", "aitchison": r"total $d_A$", "js": "JS′ (sink dropped)"}
+SELECTION_LABELS = {key: dollar_math(name) for key, name in SELECTION_NAMES.items()}
 """Legend labels (matplotlib TeX)."""
 
 SELECTION_COLOURS = {"js_keep": "#8c564b", "content": METRIC_COLOURS["content"], "aitchison": "#ff7f0e", "js": METRIC_COLOURS["js"]}

@@ -7,6 +7,7 @@ import numpy as np
 
 from ...math.coda import drop_sink
 from ..plots import MAX_WIDTH_IN, METRIC_COLOURS, METRIC_LABELS, ROW_COLOURS, SMALLEST_PT, legend_outside, panels, ternary
+from ...math.metrics import CURVES
 
 
 def witness_figure(rows: dict[str, np.ndarray]):
@@ -68,7 +69,7 @@ def entropy_layers_figure(summaries: dict[str, dict[str, np.ndarray]]):
     return fig
 
 
-def calibration_figure(curves: dict, metrics=("cosine", "js", "euclidean", "hellinger", "content"), ax=None):
+def calibration_figure(curves: dict, metrics=CURVES, ax=None):
     """Figure 3's curves: reversal rate against sink mass, solid ``α = 0.1``, dashed ``α = 1``."""
     if ax is None:
         _, ax = plt.subplots(figsize=(9, 4.8))
