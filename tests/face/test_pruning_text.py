@@ -57,7 +57,7 @@ def test_the_sink_definition_sentence_follows_the_overlaps():
     base = _results(0.5)["fake"]
     same = replace(base, stakes={**base.stakes, "js": {**base.stakes["js"], "sink_set_overlap": 1.0}})
     sentence = text.sink_set_sentence({"fake": base, "same": same})
-    assert sentence.startswith("Redefining the sink (default against first4): ")
+    assert sentence.startswith("Redefining the sink (the default against the first four tokens): ")
     assert "JS′'s prune set changes with the sink definition (overlap fake 0.40) but not on same" in sentence
     assert "d_A^⊥'s prune set changes with the sink definition (overlap fake 0.90, same 0.90)" in sentence
     assert "JS′'s prune set is the same under either sink definition on every model" in text.sink_set_sentence({"same": same})

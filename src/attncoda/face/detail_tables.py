@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..studies.clustering import TABLE5_LABELS as TABLE5_COLUMNS
 from ..studies.reversal import CLASSICAL
+from .report import sink_words
 
 PAPER_TABLE6_COLUMNS = {"hellinger": "Hell. rev.", "fisher_rao": "FR rev.", "share_below_1e-6": "share < 1e-6", "spearman": "ρ",
                         "nn_agreement": "NN agr.", "cross_ari": "cross-ARI"}
@@ -115,7 +116,7 @@ def table8_rows(results: dict) -> list[dict]:
         t, s = r.first.temperature, r.first.sink_set
         rows.append({"model": name, "JS′ flip (max over τ)": t["js"].flip_max, "JS′ retention (min)": t["js"].retention_min,
                      "d_A^⊥ flip (max)": t["content"].flip_max, "d_A^⊥ retention (min)": t["content"].retention_min,
-                     "sink sets compared": f"{s.default} vs {s.alternative}", "sink-set flips JS′": s.js, "sink-set flips d_A^⊥": s.content})
+                     "sink sets compared": f"{sink_words(s.default)} vs {sink_words(s.alternative)}", "sink-set flips JS′": s.js, "sink-set flips d_A^⊥": s.content})
     return rows
 
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..studies import pruning_readings as pr
 from ..studies.pruning import SELECTION_NAMES, TABLE10_METRICS
+from .report import sink_words
 
 
 def ppl(x: float) -> str:
@@ -216,8 +217,8 @@ def stakes_rows(results: dict) -> list[dict]:
     for name, r in results.items():
         s = r.stakes
         rows.append({"model": name, "JS′ retention over τ (min)": s["js"]["retention_min"], "d_A^⊥ retention over τ (min)": s["content"]["retention_min"],
-                     f"JS′ overlap, default vs {s['alternative_sink']} sink": s["js"]["sink_set_overlap"],
-                     f"d_A^⊥ overlap, default vs {s['alternative_sink']} sink": s["content"]["sink_set_overlap"]})
+                     f"JS′ overlap, default sink vs {sink_words(s['alternative_sink'])}": s["js"]["sink_set_overlap"],
+                     f"d_A^⊥ overlap, default sink vs {sink_words(s['alternative_sink'])}": s["content"]["sink_set_overlap"]})
     return rows
 
 
@@ -243,5 +244,5 @@ def sink_set_sentence(results: dict) -> str:
             moved = ", ".join(f"{name} {overlap:.2f}" for name, overlap in changed.items())
             parts.append(f"{label}'s prune set changes with the sink definition (overlap {moved})"
                          + (f" but not on {', '.join(unchanged)}" if unchanged else ""))
-    alternative = sorted({r.stakes["alternative_sink"] for r in results.values()})
-    return f"Redefining the sink (default against {', '.join(alternative)}): " + "; ".join(parts) + "."
+    alternative = sorted({sink_words(r.stakes["alternative_sink"]) for r in results.values()})
+    return f"Redefining the sink (the default against the {', '.join(alternative)}): " + "; ".join(parts) + "."

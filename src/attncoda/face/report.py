@@ -65,6 +65,21 @@ def pct(ms) -> str:
     return f"{100 * ms.mean:.1f} ± {100 * ms.sd:.1f}"
 
 
+SINK_WORDS = {"first": "first token", "bos": "BOS token", "first4": "first four tokens", "cls": "[CLS]", "cls_sep": "[CLS] and [SEP]"}
+"""How a page names a sink set the code calls by its command-line name."""
+
+
+def sink_words(name: str) -> str:
+    """A sink set's name as a reader reads it (``cls_sep`` is "[CLS] and [SEP]"); key indices stay as they are.
+
+    Examples
+    --------
+    >>> sink_words("cls_sep"), sink_words("first4"), sink_words("keys 0,3")
+    ('[CLS] and [SEP]', 'first four tokens', 'keys 0,3')
+    """
+    return SINK_WORDS.get(name, name)
+
+
 def plural(count: int, word: str, many: str | None = None) -> str:
     """``count`` and ``word``, in the plural when ``count`` is not 1.
 
