@@ -36,10 +36,9 @@ def _figures():
         return Scored(kind, [], ppl, [1.0], [1], 0.0, **f)
 
     sweeps = {m: PruningResult(m, {}, 6, 4, [0, 1, 2], [0.1, 0.2, 0.3], 0.2, {}, [scored("base", 20.0)]
-                               + [scored("metric", 25.0 + i, metric=k, seed=i, sparsity=sp, tie_break="first") for k in pruning.SELECTION_LABELS
-                                  for sp in (0.1, 0.2, 0.3) for i in range(3)]
-                               + [scored("metric", 26.0, metric=k, seed=0, sparsity=sp, tie_break="last") for k in pruning.SELECTION_LABELS for sp in (0.1, 0.2, 0.3)]
-                               + [scored("random", 30.0 + d, sparsity=sp, draw=d) for sp in (0.1, 0.2, 0.3) for d in range(10)], [], {}, {}, 0.0)
+                               + [scored("metric", 25.0 + i + d, metric=k, seed=i, sparsity=sp, draw=d) for k in pruning.SELECTION_LABELS
+                                  for sp in (0.1, 0.2, 0.3) for i in range(3) for d in range(8) if k != "js" or sp == 0.2]
+                               + [scored("random", 30.0 + d, sparsity=sp, draw=d) for sp in (0.1, 0.2, 0.3) for d in range(40)], [], [], {}, {}, 0.0)
               for m in MODELS[2:]}
     spreads = {m: {k: {"cross_ari": {x: SampleSpread(list(rng.uniform(0, 1, 8))) for x in ("js", "cosine", "euclidean")}} for k in (4, 5, 6, 8)} for m in MODELS[:2]}
     return {
@@ -51,7 +50,7 @@ def _figures():
         "layers": lambda: measurement.layer_collapse_grid(profiles),
         "trajectories": lambda: collapse.collapse_trajectories(runs),
         "figure5a": lambda: collapse.reversal_against_sink({"suite": [(0.002 * (i + 1), 0.01 * i) for i in range(20)], "trained": [(0.5, 0.2)]}),
-        "pruning": lambda: pruning.pruning_figure(sweeps),
+        "pruning": lambda: pruning.model_figure(next(iter(sweeps.values()))),
         "pruned_heads": lambda: pruning.pruned_heads_figure({f"{m}\nJS′": (6, 4, [1, 5, 9]) for m in MODELS}),
         "ari_strip": lambda: clustering.ari_strip_figure(spreads, {4: 0.05, 5: 0.04, 6: 0.01, 8: 0.03}),
         "head_mass": lambda: clustering.head_mass_figure({m: {k: list(rng.uniform(0, 1, 20)) for k in ("sep", "cls", "sink")} for m in MODELS[:2]}, 0.6),

@@ -11,34 +11,38 @@ from pruning_fixtures import fake_sweep as _result
 def _results(shift):
     r = _result(shift=shift)
     checks = [replace(s, dtype="float32", perplexity=s.perplexity * 1.001) for s in r.scored
-              if s.kind == "base" or (s.kind == "metric" and s.seed == 0 and s.tie_break == "first")]
+              if s.kind == "base" or (s.kind == "metric" and s.seed == 0 and s.draw == 0)]
     return {"fake": replace(r, checks=checks, stakes={"js": {"retention_min": 0.5, "sink_set_overlap": 0.4},
                                                       "content": {"retention_min": 1.0, "sink_set_overlap": 0.9}, "alternative_sink": "first4"})}
 
 
 def test_a_decided_contrast_and_an_undecided_one_read_differently():
     clear, null = _results(0.5), _results(0.0)
-    cells = [c for r in clear.values() for c in pr.metric_cells(r)]
+    cells = pr.metric_cells(clear.values())
     assert "better than random" in text.reading_sentence(cells) and text.reading_sentence(cells)[0] == "O"
-    decided = text.contrast_sentence([c for r in clear.values() for c in pr.contrasts(r, 0.2)])
+    decided = text.contrast_sentence(pr.contrasts(clear.values()))
     assert decided.startswith("1 of 1 metric pairs") and "d_A^⊥ (content) prunes better than total d_A" in decided
-    assert text.contrast_sentence([c for r in null.values() for c in pr.contrasts(r, 0.2)]).startswith("No pair of metrics differs")
+    assert text.contrast_sentence(pr.contrasts(null.values())).startswith("No pair of metrics differs")
+    few = pr.metric_cells(_result(shift=0.5, seeds=(0,), randoms=5))
+    assert text.reading_sentence(few) == "On fake, 2 cells undecided: too few samples."
 
 
 def test_tables_carry_geometric_means_seeds_and_tests():
     results = _results(0.5)
-    cells = [c for r in results.values() for c in pr.metric_cells(r)]
+    cells = pr.metric_cells(results.values())
     row = text.table10_rows(results)[0]
-    assert set(row) >= {"model", "sparsity (%)", "d_A^⊥ (content)", "total d_A"} and "(" in row["total d_A"]
+    assert set(row) >= {"model", "sparsity (%)", "d_A^⊥ (content)", "total d_A"} and "[" in row["total d_A"]
     assert text.random_rows(cells)[0]["reading"] in {"better than random", "worse than random", "indistinguishable from random"}
     assert "better" in text.table11_rows(results, cells)[0]["total d_A"] or "worse" in text.table11_rows(results, cells)[0]["total d_A"]
     checks = [pr.precision_check(r) for r in results.values()]
     assert "0.10 %" in text.precision_sentence(checks, []) and "same order" in text.precision_sentence(checks, [])
     swapped = [replace(c, swaps=[["a", "b", 0.001]]) for c in checks]
-    contrasts = [c for r in results.values() for c in pr.contrasts(r, 0.2)]
+    contrasts = pr.contrasts(results.values())
     assert "swap order" in text.precision_sentence(swapped, contrasts) and "at least" in text.precision_sentence(swapped, contrasts)
     assert text.stakes_sentence(results).startswith("The content distance keeps exactly") and len(text.stakes_rows(results)) == 1
     assert "distinct evaluations" in text.cost_sentence(results)
+    windows = text.window_rows(results)
+    assert [w["windows"] for w in windows] == [2, 4, 8, 16, 24] and "ρ = " in text.window_sentence(results)
 
 
 def test_the_paper_s_columns_are_named_as_the_chapter_names_them():
@@ -64,10 +68,10 @@ def test_the_sink_definition_sentence_follows_the_overlaps():
     assert text.stakes_sentence({"fake": base}).endswith(text.sink_set_sentence({"fake": base}))
 
 
-def test_the_largest_single_sets_are_named_beside_the_other_tie_break():
+def test_the_largest_single_sets_are_named_with_what_decides_them():
     results = _results(0.5)
     sentence = text.largest_sets_sentence(results)
     r = results["fake"]
     worst = max((s for s in r.scored if s.kind == "metric"), key=lambda s: s.perplexity)
     assert sentence.startswith("The largest single prune sets: fake, ") and text.ppl(worst.perplexity) in sentence
-    assert f"tie-break {worst.tie_break}" in sentence
+    assert f"(seed {worst.seed}, draw {worst.draw})" in sentence and text.DECIDERS["metric"] in sentence

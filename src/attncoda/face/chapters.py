@@ -125,7 +125,7 @@ CHAPTERS: dict[str, Chapter] = {
             "Pruning heads",
             per_model=True,
             default_model="causal",
-            small={"seeds": [0, 1], "random_draws": 2, "focus_draws": 3, "n_windows": 2, "length": 24, "signature_n": 4},
+            small={"seeds": [0, 1], "tie_draws": 2, "random_sets": 3, "n_windows": 2, "calibration_windows": 4, "length": 24, "signature_n": 4},
             colab_model=GPT2,
             jobs="attncoda.studies.pruning:jobs",
         ),

@@ -65,3 +65,20 @@ def ternary(fig, position):
     ax.set_rlabel("b")
     ax.grid(alpha=0.3)
     return ax
+
+
+def figure_html(fig, alt: str, caption: str = "", dpi: int = 110):
+    """A figure as HTML (an ``<img>`` with its alt text, PNG inline, scaled to the column, and a caption), for a page
+    that shows a figure per model and so cannot name each one in its Markdown. Returns an IPython ``HTML`` object."""
+    import base64
+    import html
+    import io
+
+    from IPython.display import HTML
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
+    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    text = f"<figcaption>{html.escape(caption)}</figcaption>" if caption else ""
+    return HTML(f'<figure class="attncoda-figure"><img alt="{html.escape(alt, quote=True)}" src="data:image/png;base64,{data}" '
+                f'style="max-width:100%;height:auto">{text}</figure>')

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..studies import pruning_readings as pr
 from ..studies.pruning import SELECTION_NAMES, TABLE10_METRICS
+from ..studies.pruning_sweep import STABLE_SHARE
 from .report import sink_words
 
 
@@ -30,27 +31,27 @@ def glue_protocol(glue, params: dict, names: list[str]) -> None:
     """The protocol box's values."""
     glue("model_list", ", ".join(names))
     glue("n_seeds", str(len(params["seeds"])))
+    glue("tie_draws", params["tie_draws"])
+    glue("random_sets", params["random_sets"])
     glue("n_windows", params["n_windows"])
+    glue("calibration_windows", params["calibration_windows"])
     glue("L", params["length"])
-    glue("draws", params["random_draws"])
-    glue("focus_draws", params["focus_draws"])
     glue("level", f"{pr.LEVEL:g}")
-    glue("half_level", f"{pr.LEVEL / 2:g}")
     glue("boot", f"{pr.BOOTSTRAP_DRAWS:,}")
     glue("ci", f"{100 * (1 - pr.LEVEL):.0f}")
 
 
 def table10_rows(results: dict) -> list[dict]:
-    """Ours, as the paper prints Table 10: base (bootstrap interval) and each Table 10 metric's geometric mean over
-    seeds, with the per-seed values."""
+    """Ours, as the paper prints Table 10: base (bootstrap interval) and each Table 10 metric's geometric mean over its
+    sets (every seed and tie-break draw), with the range of those sets."""
     rows = []
     for name, r in results.items():
         lo, hi = pr.base_interval(r.base)
         for sp in r.sparsities:
             row = {"model": name, "sparsity (%)": round(100 * sp), f"base [{100 * (1 - pr.LEVEL):.0f} % CI]": f"{ppl(r.base.perplexity)} [{ppl(lo)}, {ppl(hi)}]"}
-            for m in TABLE10_METRICS:
+            for m in (m for m in TABLE10_METRICS if m in r.metrics_at(sp)):
                 values = [s.perplexity for s in r.metric_sets(m, sp)]
-                row[SELECTION_NAMES[m]] = f"{ppl(pr.geometric_mean(values))} ({seeds_text(values)})"
+                row[SELECTION_NAMES[m]] = f"{ppl(pr.geometric_mean(values))} [{ppl(min(values))}, {ppl(max(values))}]"
             rows.append(row)
     return rows
 
@@ -66,26 +67,29 @@ def paper_table10_rows(paper: dict) -> list[dict]:
 
 
 def random_rows(cells: list) -> list[dict]:
-    """Each metric placed among the random prune sets: geometric mean (per seed), the first seed's two tie-breaks,
-    the random draws, the two one-sided rank-test p-values and the reading they allow."""
+    """Each metric placed among the random prune sets: each seed's geometric median over its tie-break draws, the random
+    sets, the rank test's p, the smallest p its design can give, the Holm-adjusted p and the reading."""
     return [{"model": c.model, "sparsity (%)": round(100 * c.sparsity), "metric": SELECTION_NAMES[c.metric],
-             "geometric mean (per seed)": f"{ppl(c.geometric_mean)} ({seeds_text(c.per_seed)})",
-             "seed 0: first / last tie-break": " / ".join(ppl(c.tie_breaks[t]) for t in ("first", "last") if t in c.tie_breaks),
+             "per-seed medians": seeds_text(c.seed_medians),
              "random: median [min, max] (n)": f"{ppl(c.random_median)} [{ppl(c.random_min)}, {ppl(c.random_max)}] ({c.random_n})",
-             "p lower": p_text(c.p_lower), "p higher": p_text(c.p_higher), "reading": c.reading} for c in cells]
+             "p": p_text(c.p), "smallest possible p": p_text(c.smallest_p), "Holm p": p_text(c.p_holm), "reading": c.reading} for c in cells]
+
+
+def short_reading(reading: str) -> str:
+    """A reading without its "than / from random" tail (for a column already about random sets)."""
+    return reading.replace(" from random", "").replace(" than random", "")
 
 
 def table11_rows(results: dict, cells: list) -> list[dict]:
-    """Ours, as the paper prints Table 11 (the focus sparsity): total d_A, JS′ and the random draws, each metric with
-    its reading against random."""
+    """Ours, as the paper prints Table 11 (the focus sparsity): total d_A, JS′ (geometric mean over their sets, with the
+    reading against random) and the random sets."""
     rows = []
     for name, r in results.items():
         by = {c.metric: c for c in cells if c.model == name and c.sparsity == r.focus}
-        draws = sorted(s.perplexity for s in r.randoms(r.focus))
-        rows.append({"model": name, **{SELECTION_NAMES[m]: f"{ppl(by[m].geometric_mean)}: {by[m].reading.replace(' from random', '').replace(' than random', '')}"
-                                       for m in ("aitchison", "js") if m in by},
-                     f"random ({len(draws)} draws): median [min, max]": f"{ppl(float(np.median(draws)))} [{ppl(draws[0])}, {ppl(draws[-1])}]",
-                     "first two draws": f"{ppl(r.randoms(r.focus)[0].perplexity)} / {ppl(r.randoms(r.focus)[1].perplexity)}"})
+        draws = [s.perplexity for s in r.randoms(r.focus)]
+        rows.append({"model": name, **{SELECTION_NAMES[m]: f"{ppl(by[m].geometric_mean)}: {short_reading(by[m].reading)}" for m in ("aitchison", "js") if m in by},
+                     f"random ({len(draws)} sets): median [min, max]": f"{ppl(float(np.median(draws)))} [{ppl(min(draws))}, {ppl(max(draws))}]",
+                     "first two random sets": " / ".join(ppl(d) for d in draws[:2])})
     return rows
 
 
@@ -95,14 +99,15 @@ def paper_table11_rows(paper: dict) -> list[dict]:
 
 
 def contrast_rows(contrasts: list) -> list[dict]:
-    """Metric against metric: ratio of geometric-mean perplexities with its paired bootstrap interval, and the reading."""
+    """Metric against metric: ratio of geometric-mean perplexities with its hierarchical-bootstrap interval, each seed's
+    own ratio, the Holm-adjusted p and the reading."""
     return [{"model": c.model, "sparsity (%)": round(100 * c.sparsity), "a / b": f"{SELECTION_NAMES[c.a]} / {SELECTION_NAMES[c.b]}",
-             f"ratio [{100 * (1 - pr.LEVEL):.0f} % CI]": f"{c.ratio:.2f} [{c.low:.2f}, {c.high:.2f}]", "seeds agree": "yes" if c.seeds_agree else "no",
-             "tie-break ranges apart": "yes" if c.tie_ranges_apart else "no", "reading": c.reading} for c in contrasts]
+             f"ratio [{100 * (1 - pr.LEVEL):.0f} % CI]": f"{c.ratio:.2f} [{c.low:.2f}, {c.high:.2f}]",
+             "per seed": ", ".join(f"{x:.2f}" for x in c.seed_ratios), "Holm p": p_text(c.p_holm), "reading": c.reading} for c in contrasts]
 
 
 def overlap_rows(results: dict) -> list[dict]:
-    """At the focus sparsity: shared heads between metrics, across seeds and across tie-breaks."""
+    """At the focus sparsity: shared heads between metrics, across seeds and across tie-break draws."""
     rows = []
     for name, r in results.items():
         o = pr.set_overlaps(r, r.focus)
@@ -110,31 +115,33 @@ def overlap_rows(results: dict) -> list[dict]:
         for pair in o["between"]:
             row[f"{SELECTION_NAMES[pair['a']]} ∩ {SELECTION_NAMES[pair['b']]}"] = pair["share"]
         rows.append({**row, **{f"{SELECTION_NAMES[m]}: across seeds": v for m, v in o["across_seeds"].items()},
-                     **{f"{SELECTION_NAMES[m]}: across tie-breaks": v for m, v in o["tie_break"].items()}})
+                     **{f"{SELECTION_NAMES[m]}: across tie-break draws": v for m, v in o["across_draws"].items()}})
     return rows
 
 
 def reading_sentence(cells: list) -> str:
-    """Which metrics the rank test separates from random, by model; the rest are named as indistinguishable."""
+    """Which metrics the rank test separates from random, by model; the rest are named as indistinguishable (or
+    undecided, where the design cannot reach the level)."""
     parts = []
     for name in dict.fromkeys(c.model for c in cells):
         mine = [c for c in cells if c.model == name]
-        decided = [f"{SELECTION_NAMES[c.metric]} at {100 * c.sparsity:.0f} % {c.reading} (p = {p_text(min(c.p_lower, c.p_higher))})"
-                   for c in mine if c.reading != "indistinguishable from random"]
-        parts.append(f"on {name}, " + ("; ".join(decided) + f", and the other {len(mine) - len(decided)} metric-sparsity cells indistinguishable from random"
-                                       if decided else f"all {len(mine)} metric-sparsity cells indistinguishable from random"))
+        decided = [f"{SELECTION_NAMES[c.metric]} at {100 * c.sparsity:.0f} % {c.reading} (Holm p = {p_text(c.p_holm)})" for c in mine if c.reading.endswith("than random")]
+        counts = {reading: sum(c.reading == reading for c in mine) for reading in ("indistinguishable from random", pr.UNDECIDED)}
+        rest = [f"{n} {'cell' if n == 1 else 'cells'} {reading}" for reading, n in counts.items() if n]
+        parts.append(f"on {name}, " + "; ".join(decided + rest))
     sentence = "; ".join(parts)
     return sentence[:1].upper() + sentence[1:] + "."
 
 
 def contrast_sentence(contrasts: list) -> str:
-    decided = [c for c in contrasts if c.reading != "indistinguishable"]
+    decided = [c for c in contrasts if c.reading.endswith("prunes better")]
+    undecided = sum(c.reading == pr.UNDECIDED for c in contrasts)
     if not decided:
-        return (f"No pair of metrics differs by the chapter's rule at any sparsity on any model ({len(contrasts)} comparisons): where the "
-                "bootstrap interval excludes 1, the seeds or the tie-breaks do not agree.")
-    listed = "; ".join(f"{c.model} at {100 * c.sparsity:.0f} %: {c.reading} than {SELECTION_NAMES[c.b if c.reading.startswith(SELECTION_NAMES[c.a]) else c.a]} "
-                       f"(ratio {c.ratio:.2f} [{c.low:.2f}, {c.high:.2f}])" for c in decided)
-    return f"{len(decided)} of {len(contrasts)} metric pairs differ by the chapter's rule: {listed}. Every other pair is indistinguishable."
+        return (f"No pair of metrics differs at any sparsity on any model ({len(contrasts)} comparisons, Holm-adjusted)"
+                + (f"; {undecided} of them cannot reach the level with this few samples." if undecided else "."))
+    listed = "; ".join(f"{c.model} at {100 * c.sparsity:.0f} %: {c.reading} than {SELECTION_NAMES[c.b if c.ratio < 1 else c.a]} "
+                       f"(ratio {c.ratio:.2f} [{c.low:.2f}, {c.high:.2f}], Holm p = {p_text(c.p_holm)})" for c in decided)
+    return f"{len(decided)} of {len(contrasts)} metric pairs differ after Holm's adjustment: {listed}. Every other pair is indistinguishable."
 
 
 def blow_up_sentence(results: dict, paper: dict) -> str:
@@ -144,27 +151,40 @@ def blow_up_sentence(results: dict, paper: dict) -> str:
     llama = paper["table10"]["models"]["Llama-3.2-1B"]
     js = llama["rows"]["0.2"]["js_keep"][0]
     return (f"The paper's \"wrong channel\" is Llama-3.2-1B at 20 %: JS with the sink kept gives {js:,.1f} against a base of {llama['base'][0]} "
-            f"({js / llama['base'][0]:.0f}×, the paper's numbers). Here the largest such blow-up, as a geometric mean over seeds, is "
+            f"({js / llama['base'][0]:.0f}×, the paper's numbers). Here the largest such blow-up, as a geometric mean over its sets, is "
             f"{worst[2]:.1f}× on {worst[0]} at {100 * worst[1]:.0f} %. " + largest_sets_sentence(results))
 
 
+DECIDERS = {"tie-break": "the tie-break draw decides it, more than the metric",
+            "seed": "the text sample (seed) decides it, more than the tie-break",
+            "metric": "every set of the cell lies within 2× of the others: the metric's choice itself"}
+
+
 def largest_sets_sentence(results: dict, top: int = 2) -> str:
-    """The ``top`` single prune sets with the largest perplexity over the base, of any metric, seed and tie-break,
-    each beside the same metric, sparsity and seed under the other tie-break (which shares none of its heads where
-    every pruned head belongs to a mutual-nearest pair): where the two differ more than twofold, the tie-break decides."""
-    sets = [(s.perplexity / r.base.perplexity, name, r, s) for name, r in results.items() for s in r.scored if s.kind == "metric"]
-    parts = []
-    for ratio, name, r, s in sorted(sets, key=lambda x: -x[0])[:top]:
-        other = [o for o in r.scored if o.kind == "metric" and o.metric == s.metric and o.seed == s.seed
-                 and o.sparsity == s.sparsity and o.tie_break != s.tie_break]
-        text = (f"{name}, {SELECTION_NAMES.get(s.metric, s.metric)} at {100 * s.sparsity:.0f} % (seed {s.seed}, tie-break {s.tie_break}): "
-                f"{ppl(s.perplexity)}, {ratio:,.0f}× the unpruned {ppl(r.base.perplexity)}")
-        if other:
-            o = other[0]
-            text += f"; under tie-break {o.tie_break} the same cell gives {ppl(o.perplexity)}"
-            text += " (the tie-break, not the metric alone, decides this blow-up)" if max(s.perplexity, o.perplexity) > 2 * min(s.perplexity, o.perplexity) else ""
-        parts.append(text)
+    """The ``top`` cells whose worst single prune set has the largest perplexity over the base, with what decides it
+    (:class:`~attncoda.studies.pruning_readings.BlowUp`)."""
+    parts = [f"{b.model}, {SELECTION_NAMES[b.metric]} at {100 * b.sparsity:.0f} %: {ppl(b.worst)} (seed {b.worst_seed}, draw {b.worst_draw}), "
+             f"{b.worst / b.base:,.0f}× the unpruned {ppl(b.base)}, while the same cell's lowest set gives {ppl(b.low)}; two draws of one seed "
+             f"differ up to {b.draws_spread:,.1f}× and the seed medians {b.seeds_spread:,.1f}×, so {DECIDERS[b.decided_by]}"
+             for b in pr.blow_ups(results.values(), top)]
     return ("The largest single prune sets: " + "; ".join(parts) + ".") if parts else ""
+
+
+def window_rows(results: dict) -> list[dict]:
+    """The window study per model and window count (:func:`~attncoda.studies.pruning_readings.window_study`)."""
+    return [{"model": name, "windows": w.windows, "Spearman ρ with all windows": w.rho, f"order flips (pairs > {100 * STABLE_SHARE:.0f} % apart)": f"{100 * w.flips:.0f} % of {w.pairs}",
+             "largest change of a log ratio": w.largest_change} for name, r in results.items() for w in pr.window_study(r)]
+
+
+def window_sentence(results: dict) -> str:
+    """What the window study says at the sweep's own window count."""
+    parts = []
+    for name, r in results.items():
+        mine = next(w for w in pr.window_study(r) if w.windows == r.heldout["windows"])
+        parts.append(f"{name} ρ = {mine.rho:.3f}, {100 * mine.flips:.0f} % of {mine.pairs} pairs flipped")
+    windows = next(iter(results.values())).heldout
+    return (f"On {windows['windows']} windows instead of {windows['calibration_windows']}, the study's sets rank as follows against all windows: "
+            + "; ".join(parts) + ".")
 
 
 def precision_rows(checks: list) -> list[dict]:

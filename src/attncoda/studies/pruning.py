@@ -23,7 +23,10 @@ SELECTION_NAMES = {"js_keep": "JS (sink kept)", "content": "d_A^⊥ (content)", 
 TABLE10_METRICS = ("js_keep", "content", "aitchison")
 """The paper's Table 10 columns."""
 TIE_BREAKS = ("first", "last")
-"""Which head of a tie the keep-one walk takes first: ``first`` (the protocol) the lower layer-major index, ``last`` the higher."""
+"""Fixed tie-breaks: ``first`` takes the lower layer-major index of a tie first, ``last`` the higher. The sweep draws its
+tie-breaks at random instead (:func:`tie_ranks`); the fixed ones serve Table 8's stakes, which compare two sets made alike."""
+TIE_SEED = 20250601
+"""Random tie-breaks come from ``default_rng([TIE_SEED, seed, metric's place in SELECTION_METRICS, draw])``."""
 
 
 def chosen_models(model: str) -> list[str]:
@@ -127,6 +130,20 @@ def selection_distances(rows: np.ndarray, metric: str, sink, eps: float = DEFAUL
 def prune_set(rows: np.ndarray, layers: int, heads: int, metric: str, sparsity: float, sink, eps: float = DEFAULT_EPS, tie_break="first") -> list[int]:
     """The keep-one prune set of a selection metric at one sparsity."""
     return keep_one_selection(selection_distances(rows, metric, sink, eps), layers, heads, sparsity, tie_break)
+
+
+def tie_ranks(n_heads: int, seed: int, metric: str, draw: int) -> np.ndarray:
+    """One random tie-break: a rank per head (a random permutation of ``0 … n_heads − 1``) that orders the heads
+    :func:`walk_order` finds tied. Every mutual-nearest pair is a tie, so each draw decides, pair by pair, which head of
+    the pair the walk meets first: the draws are samples of the protocol's arbitrary choice.
+
+    Examples
+    --------
+    >>> sorted(tie_ranks(4, 0, "content", 0).tolist()), (tie_ranks(4, 0, "content", 0) == tie_ranks(4, 0, "content", 0)).all()
+    ([0, 1, 2, 3], True)
+    """
+    place = list(SELECTION_METRICS).index(metric)
+    return np.random.default_rng([TIE_SEED, int(seed), place, int(draw)]).permutation(n_heads)
 
 
 def overlap(a, b) -> float:

@@ -1,21 +1,28 @@
 """What the pruning sweep may claim, with the test behind each claim (methods: :ref:`methods-pruning`).
 
-* Perplexities are compared on a log scale: over seeds, the geometric mean ``exp(mean_s log PPL_s)``.
-* **Against random** (:func:`metric_cells`): the metric's per-seed perplexities and the random draws of the same
-  size, in an exact one-sided Mann–Whitney rank test each way. A metric is "better" or "worse than random" only where
-  that test gives ``p < LEVEL / 2`` (a two-sided level of ``LEVEL``), also when the first seed's set is replaced by its
-  other tie-break; otherwise it is "indistinguishable from random".
-* **Metric against metric** (:func:`contrasts`): every set is scored on the same windows, so the ratio of two
-  metrics' geometric-mean perplexities gets a paired bootstrap interval over windows (windows resampled together for
-  every seed of both). One metric beats another only where that interval excludes 1, every seed agrees, and the two
-  metrics' tie-break ranges (first seed) do not overlap.
-* **No contrast to read** (:func:`set_overlaps`): how much two metrics' prune sets share, and one metric's sets across seeds.
+A metric's prune set depends on two arbitrary choices: the text sample its signatures come from (the seed) and how
+each tie in the keep-one walk is broken (the draw). Draws of one seed share that seed's signatures, so they are not
+independent samples of the metric; seeds are. Every test below takes the seed as its unit.
+
+* Perplexities are compared on a log scale: a mean over sets is geometric, ``exp(mean log PPL)``.
+* **Against random** (:func:`metric_cells`): each seed contributes one value, the geometric median of its tie-break
+  draws; those per-seed values and the random sets of the same size go into an exact two-sided Mann–Whitney rank test.
+  The p-values of all cells of a run (every model, metric and sparsity) are adjusted together by Holm's step-down
+  method. A cell reads "better" or "worse than random" only where its adjusted p is below :data:`LEVEL`; a cell whose
+  design cannot reach that level at all (its smallest attainable p is not below ``LEVEL / cells``) reads "undecided:
+  too few samples", whatever its p.
+* **Metric against metric** (:func:`contrasts`): the ratio of two metrics' geometric-mean perplexities, with a
+  hierarchical bootstrap over seeds (resampled, shared by both metrics), tie-break draws (resampled within each seed,
+  for each metric on its own) and windows (resampled, shared by every set: they are the same windows). Its two-sided
+  bootstrap p-values are Holm-adjusted over every pair of the run.
+* **Window count** (:func:`window_study`): whether the sweep's windows rank the study's sets as the longer sample does.
+* **No contrast to read** (:func:`set_overlaps`): how much prune sets share, between metrics, seeds and draws.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 
 import numpy as np
@@ -24,9 +31,11 @@ from ..base.records import JsonRecord
 from .pruning import SELECTION_NAMES, overlap
 
 LEVEL = 0.05
-"""Two-sided level of every test in the chapter: each one-sided rank test is read at ``LEVEL / 2``."""
-BOOTSTRAP_DRAWS = 4000
+"""Family-wise level of every family of tests in the chapter (Holm)."""
+BOOTSTRAP_DRAWS = 10000
 BOOTSTRAP_SEED = 0
+UNDECIDED = "undecided: too few samples"
+"""The reading of a test whose smallest attainable p cannot reach its threshold."""
 
 
 def geometric_mean(values) -> float:
@@ -38,6 +47,11 @@ def geometric_mean(values) -> float:
     100.0
     """
     return float(np.exp(np.mean(np.log(np.asarray(values, dtype=float)))))
+
+
+def geometric_median(values) -> float:
+    """``exp(median(log x))``: the median on the log scale (the mean of the two middle logs for an even count)."""
+    return float(np.exp(np.median(np.log(np.asarray(values, dtype=float)))))
 
 
 def rank_test(values, draws) -> tuple[float, float]:
@@ -58,13 +72,51 @@ def rank_test(values, draws) -> tuple[float, float]:
     return float(low), float(high)
 
 
-def versus_random(p_lower: float, p_higher: float, level: float = LEVEL) -> str:
-    """The reading a pair of one-sided p-values allows at two-sided ``level``."""
-    if p_lower < level / 2:
-        return "better than random"
-    if p_higher < level / 2:
-        return "worse than random"
-    return "indistinguishable from random"
+def smallest_rank_p(n: int, m: int) -> float:
+    """The smallest two-sided p an exact rank test of ``n`` values against ``m`` draws can give: ``2 / C(n + m, n)``
+    (every value below every draw), at most 1.
+
+    Examples
+    --------
+    >>> smallest_rank_p(3, 40) == 2 / math.comb(43, 3), round(smallest_rank_p(1, 10), 3)
+    (True, 0.182)
+    """
+    return min(1.0, 2 / math.comb(n + m, n))
+
+
+def holm(pvalues) -> list[float]:
+    """Holm's step-down adjusted p-values: sorted ascending, the ``i``-th (from 0) is multiplied by ``m − i``, made
+    non-decreasing, and capped at 1. A test rejects at family-wise level α where its adjusted p is below α.
+
+    Examples
+    --------
+    >>> holm([0.01, 0.04, 0.03])
+    [0.03, 0.06, 0.06]
+    """
+    p = np.asarray(pvalues, float)
+    order = np.argsort(p, kind="stable")
+    adjusted = np.empty_like(p)
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (len(p) - rank) * p[i]))
+        adjusted[i] = running
+    return [round(float(x), 15) for x in adjusted]
+
+
+def reachable(smallest_p: float, family: int, level: float = LEVEL) -> bool:
+    """Whether a test can reject at all inside a Holm family of ``family`` tests: its smallest attainable p must lie
+    below Holm's strictest threshold, ``level / family``."""
+    return smallest_p < level / max(1, family)
+
+
+def holm_readings(pvalues, smallest, directions, level: float = LEVEL) -> tuple[list[float], list[str]]:
+    """Adjusted p-values and readings for one family: ``directions[i]`` where the adjusted p is below ``level``,
+    :data:`UNDECIDED` where the test cannot reach the level, else ``"indistinguishable"``."""
+    adjusted = holm(pvalues)
+    family = len(adjusted)
+    readings = [UNDECIDED if not reachable(s, family, level) else d if a < level else "indistinguishable"
+                for a, s, d in zip(adjusted, smallest, directions)]
+    return adjusted, readings
 
 
 def window_resamples(n_windows: int, draws: int = BOOTSTRAP_DRAWS, seed: int = BOOTSTRAP_SEED) -> np.ndarray:
@@ -91,55 +143,84 @@ def base_interval(base, level: float = LEVEL) -> tuple[float, float]:
     return math.exp(lo), math.exp(hi)
 
 
+def _as_results(results) -> list:
+    return [results] if hasattr(results, "scored") else list(results)
+
+
 @dataclass(frozen=True)
 class MetricCell(JsonRecord):
-    """One metric at one sparsity: per-seed perplexities, their geometric mean, the first seed's perplexity under
-    each tie-break, the random draws, and the rank test against them."""
+    """One metric at one sparsity against random sets of the same size: each seed's geometric median over its tie-break
+    draws (and the range of its draws), the geometric mean over every set, the random sets, and the rank test of the
+    per-seed values against the random sets (two-sided, with its smallest attainable p and its Holm-adjusted p)."""
 
     model: str
     metric: str
     sparsity: float
-    per_seed: list
+    seed_medians: list
+    seed_ranges: list  # [min, max] over each seed's draws
     geometric_mean: float
-    tie_breaks: dict  # tie-break -> first seed's perplexity
     random_n: int
     random_median: float
     random_min: float
     random_max: float
-    p_lower: float
-    p_higher: float
-    reading: str
+    p: float
+    smallest_p: float
+    direction: str
+    p_holm: float | None = None
+    reading: str | None = None
 
     @property
-    def tie_range(self) -> tuple[float, float]:
-        values = list(self.tie_breaks.values())
-        return min(values), max(values)
+    def sets(self) -> int:
+        return len(self.seed_medians)
 
 
-def metric_cell(result, metric: str, sparsity: float, level: float = LEVEL) -> MetricCell:
-    """:class:`MetricCell` for one metric and sparsity of a :class:`~.pruning_sweep.PruningResult`."""
-    per_seed = [s.perplexity for s in result.metric_sets(metric, sparsity)]
-    ties = {tb: s.perplexity for tb in ("first", "last") for s in result.metric_sets(metric, sparsity, tb) if s.seed == result.seeds[0]}
+def metric_cell(result, metric: str, sparsity: float) -> MetricCell:
+    """One metric and sparsity of a :class:`~.pruning_sweep.PruningResult`, before the family's adjustment."""
+    groups = [[s.perplexity for s in g] for g in result.by_seed(metric, sparsity)]
+    medians = [geometric_median(g) for g in groups]
     draws = [s.perplexity for s in result.randoms(sparsity)]
-    p_lower, p_higher = rank_test(per_seed, draws)
-    reading = versus_random(p_lower, p_higher, level)
-    if reading != "indistinguishable from random" and "last" in ties:  # the reading must survive the other tie-break
-        swapped = [ties["last"], *per_seed[1:]]
-        if versus_random(*rank_test(swapped, draws), level) != reading:
-            reading = "indistinguishable from random"
-    return MetricCell(result.model, metric, float(sparsity), per_seed, geometric_mean(per_seed), ties, len(draws), float(np.median(draws)),
-                      float(min(draws)), float(max(draws)), p_lower, p_higher, reading)
+    low, high = rank_test(medians, draws)
+    return MetricCell(result.model, metric, float(sparsity), medians, [[min(g), max(g)] for g in groups], geometric_mean(sum(groups, [])),
+                      len(draws), float(np.median(draws)), float(min(draws)), float(max(draws)), min(1.0, 2 * min(low, high)),
+                      smallest_rank_p(len(medians), len(draws)), "better than random" if low < high else "worse than random")
 
 
-def metric_cells(result, level: float = LEVEL) -> list[MetricCell]:
-    """Every metric at every sparsity (:func:`metric_cell`)."""
-    return [metric_cell(result, m, s, level) for s in result.sparsities for m in result.metrics]
+def metric_cells(results, level: float = LEVEL) -> list[MetricCell]:
+    """Every metric at every sparsity of one result or several (one Holm family for all of them), with readings."""
+    cells = [metric_cell(r, m, s) for r in _as_results(results) for s in r.sparsities for m in r.metrics_at(s)]
+    adjusted, readings = holm_readings([c.p for c in cells], [c.smallest_p for c in cells], [c.direction for c in cells], level)
+    return [replace(c, p_holm=a, reading=("indistinguishable from random" if t == "indistinguishable" else t)) for c, a, t in zip(cells, adjusted, readings)]
+
+
+def _log_perplexities(groups, resamples: np.ndarray) -> np.ndarray:
+    """``(seeds, draws, resamples)`` log perplexities of sets grouped by seed under each window resample."""
+    return np.array([[resampled_log_perplexity(s, resamples) for s in g] for g in groups])
+
+
+def hierarchical_bootstrap(groups_a, groups_b, draws: int = BOOTSTRAP_DRAWS, seed: int = BOOTSTRAP_SEED) -> np.ndarray:
+    """Resampled ``mean log PPL_a − mean log PPL_b``: seeds drawn with replacement (the same seeds for both metrics, which
+    share each seed's signatures), then each metric's tie-break draws within each drawn seed, then windows (the same
+    windows for every set). ``groups_*`` hold each seed's scored sets, in the same seed order."""
+    if len(groups_a) != len(groups_b):
+        raise ValueError(f"the two metrics have sets for {len(groups_a)} and {len(groups_b)} seeds; compare them on the same seeds")
+    rng = np.random.default_rng(seed)
+    windows = rng.integers(0, len(groups_a[0][0].window_nll), size=(draws, len(groups_a[0][0].window_nll)))
+    out = np.zeros(draws)
+    seeds = rng.integers(0, len(groups_a), size=(draws, len(groups_a)))
+    columns = np.arange(draws)
+    for groups, sign in ((groups_a, 1.0), (groups_b, -1.0)):
+        logs = _log_perplexities(groups, windows)  # seeds × draws × resamples
+        picks = rng.integers(0, logs.shape[1], size=(draws, len(groups), logs.shape[1]))
+        values = logs[seeds[:, :, None], picks, columns[:, None, None]]
+        out += sign * values.mean(axis=(1, 2))
+    return out
 
 
 @dataclass(frozen=True)
 class Contrast(JsonRecord):
-    """Metric ``a`` against metric ``b`` at one sparsity: the ratio of their geometric-mean perplexities
-    (``a / b``) with its paired window-bootstrap interval, and the reading it allows."""
+    """Metric ``a`` against metric ``b`` at one sparsity: the ratio of their geometric-mean perplexities (``a / b``), its
+    hierarchical-bootstrap interval and two-sided p, whether every seed's own ratio lies on one side of 1, and the
+    reading after Holm's adjustment over the run's pairs."""
 
     model: str
     sparsity: float
@@ -148,56 +229,139 @@ class Contrast(JsonRecord):
     ratio: float
     low: float
     high: float
-    seeds_agree: bool
-    tie_ranges_apart: bool
-    reading: str
+    seed_ratios: list
+    p: float
+    smallest_p: float
+    direction: str
+    p_holm: float | None = None
+    reading: str | None = None
+
+    @property
+    def seeds_agree(self) -> bool:
+        return all(r < 1 for r in self.seed_ratios) or all(r > 1 for r in self.seed_ratios)
 
 
-def contrast(result, a: str, b: str, sparsity: float, level: float = LEVEL) -> Contrast:
-    """:class:`Contrast` of metrics ``a`` and ``b`` (see the module docstring for the rule)."""
-    sets_a, sets_b = result.metric_sets(a, sparsity), result.metric_sets(b, sparsity)
-    resamples = window_resamples(len(result.base.window_nll))
-    log_ratio = np.mean([resampled_log_perplexity(x, resamples) - resampled_log_perplexity(y, resamples) for x, y in zip(sets_a, sets_b)], axis=0)
-    ratio = math.exp(np.mean([x.log_perplexity - y.log_perplexity for x, y in zip(sets_a, sets_b)]))
-    lo, hi = (math.exp(v) for v in interval(log_ratio, level))
-    signs = {np.sign(x.perplexity - y.perplexity) for x, y in zip(sets_a, sets_b)}
-    cell_a, cell_b = metric_cell(result, a, sparsity, level), metric_cell(result, b, sparsity, level)
-    (a_lo, a_hi), (b_lo, b_hi) = cell_a.tie_range, cell_b.tie_range
-    apart = a_hi < b_lo or b_hi < a_lo
-    agree = len(signs) == 1 and 0 not in signs
-    if hi < 1 and agree and apart:
-        reading = f"{SELECTION_NAMES[a]} prunes better"
-    elif lo > 1 and agree and apart:
-        reading = f"{SELECTION_NAMES[b]} prunes better"
-    else:
-        reading = "indistinguishable"
-    return Contrast(result.model, float(sparsity), a, b, ratio, lo, hi, agree, apart, reading)
+def contrast(result, a: str, b: str, sparsity: float, level: float = LEVEL, draws: int = BOOTSTRAP_DRAWS) -> Contrast:
+    """:class:`Contrast` of metrics ``a`` and ``b``, before the family's adjustment."""
+    groups_a, groups_b = result.by_seed(a, sparsity), result.by_seed(b, sparsity)
+    seed_logs = [np.mean([s.log_perplexity for s in x]) - np.mean([s.log_perplexity for s in y]) for x, y in zip(groups_a, groups_b)]
+    boot = hierarchical_bootstrap(groups_a, groups_b, draws)
+    lo, hi = (math.exp(v) for v in interval(boot, level))
+    p = min(1.0, 2 * min((1 + np.sum(boot <= 0)) / (draws + 1), (1 + np.sum(boot >= 0)) / (draws + 1)))
+    ratio = math.exp(float(np.mean(seed_logs)))
+    direction = f"{SELECTION_NAMES[a] if ratio < 1 else SELECTION_NAMES[b]} prunes better"
+    return Contrast(result.model, float(sparsity), a, b, ratio, lo, hi, [math.exp(v) for v in seed_logs], float(p), 2 / (draws + 1), direction)
 
 
-def contrasts(result, sparsity: float, level: float = LEVEL) -> list[Contrast]:
-    """Every pair of the sweep's metrics at one sparsity."""
-    return [contrast(result, a, b, sparsity, level) for a, b in combinations(result.metrics, 2)]
+def contrasts(results, level: float = LEVEL) -> list[Contrast]:
+    """Every pair of metrics at every sparsity of one result or several (one Holm family), with readings."""
+    found = [contrast(r, a, b, s, level) for r in _as_results(results) for s in r.sparsities for a, b in combinations(r.metrics_at(s), 2)]
+    adjusted, readings = holm_readings([c.p for c in found], [c.smallest_p for c in found], [c.direction for c in found], level)
+    return [replace(c, p_holm=a, reading=t) for c, a, t in zip(found, adjusted, readings)]
 
 
 def set_overlaps(result, sparsity: float) -> dict:
-    """Shares of pruned heads in common at one sparsity: ``between``, a list of ``{a, b, share}``, mean over seeds of ``|A ∩ B| / |A|``
-    for two metrics; ``across_seeds[m]``, mean over seed pairs of one metric's sets; ``tie_break[m]``, the first
-    seed's set under the two tie-breaks."""
-    sets = {m: [set(s.heads) for s in result.metric_sets(m, sparsity)] for m in result.metrics}
-    between = [{"a": a, "b": b, "share": float(np.mean([overlap(x, y) for x, y in zip(sets[a], sets[b])]))} for a, b in combinations(result.metrics, 2)]
-    across = {m: float(np.mean([overlap(x, y) for x, y in combinations(v, 2)])) if len(v) > 1 else float("nan") for m, v in sets.items()}
-    tie = {}
-    for m in result.metrics:
-        pair = [set(s.heads) for tb in ("first", "last") for s in result.metric_sets(m, sparsity, tb) if s.seed == result.seeds[0]]
-        tie[m] = overlap(*pair) if len(pair) == 2 else float("nan")
-    return {"between": between, "across_seeds": across, "tie_break": tie}
+    """Shares of pruned heads in common at one sparsity (``|A ∩ B| / |A|``): ``between``, a list of ``{a, b, share}``,
+    two metrics' sets of the same seed and draw number, averaged; ``across_seeds[m]``, one metric's sets of two seeds
+    (same draw number), averaged over seed pairs and draws; ``across_draws[m]``, one seed's sets under two tie-break draws,
+    averaged over draw pairs and seeds."""
+    metrics = result.metrics_at(sparsity)
+    groups = {m: [[set(s.heads) for s in g] for g in result.by_seed(m, sparsity)] for m in metrics}
+
+    def mean(values):
+        values = list(values)
+        return float(np.mean(values)) if values else float("nan")
+
+    between = [{"a": a, "b": b, "share": mean(overlap(x, y) for ga, gb in zip(groups[a], groups[b]) for x, y in zip(ga, gb))}
+               for a, b in combinations(metrics, 2)]
+    across = {m: mean(overlap(x, y) for g, h in combinations(v, 2) for x, y in zip(g, h)) for m, v in groups.items()}
+    draws = {m: mean(overlap(x, y) for g in v for x, y in combinations(g, 2)) for m, v in groups.items()}
+    return {"between": between, "across_seeds": across, "across_draws": draws}
+
+
+@dataclass(frozen=True)
+class BlowUp(JsonRecord):
+    """A cell whose worst prune set multiplies the unpruned perplexity most, and what decides it: ``draws``, the largest
+    ratio (max / min) between two tie-break draws of one seed; ``seeds``, the ratio between the highest and lowest seed
+    median."""
+
+    model: str
+    metric: str
+    sparsity: float
+    worst: float
+    worst_seed: int
+    worst_draw: int
+    base: float
+    draws_spread: float
+    seeds_spread: float
+    low: float  # the cell's lowest set
+
+    @property
+    def decided_by(self) -> str:
+        if self.draws_spread > 2 and self.draws_spread >= self.seeds_spread:
+            return "tie-break"
+        if self.seeds_spread > 2:
+            return "seed"
+        return "metric"
+
+
+def blow_ups(results, top: int = 2) -> list[BlowUp]:
+    """The ``top`` cells (model, metric, sparsity) with the largest single-set perplexity over the unpruned model."""
+    found = []
+    for r in _as_results(results):
+        for sp in r.sparsities:
+            for m in r.metrics_at(sp):
+                groups = r.by_seed(m, sp)
+                worst = max((s for g in groups for s in g), key=lambda s: s.perplexity)
+                spread = max(max(s.perplexity for s in g) / min(s.perplexity for s in g) for g in groups)
+                medians = [geometric_median([s.perplexity for s in g]) for g in groups]
+                found.append(BlowUp(r.model, m, float(sp), worst.perplexity, worst.seed, worst.draw, r.base.perplexity, spread,
+                                    max(medians) / min(medians), min(s.perplexity for g in groups for s in g)))
+    return sorted(found, key=lambda b: -b.worst / b.base)[:top]
+
+
+@dataclass(frozen=True)
+class WindowRow(JsonRecord):
+    """The window study at one window count: Spearman ρ between the sets' log perplexities on the first ``windows``
+    windows and on all of them; the share of set pairs more than :data:`~.pruning_sweep.STABLE_SHARE` apart on all
+    windows whose order flips; the largest change of a pair's log ratio."""
+
+    windows: int
+    rho: float
+    flips: float
+    pairs: int
+    largest_change: float
+
+
+def window_study(result, counts=None) -> list[WindowRow]:
+    """How the study's sets (:attr:`~.pruning_sweep.PruningResult.calibration`) rank on their first ``k`` windows
+    against all their windows, for each ``k`` in ``counts`` (default: the study counts below the total)."""
+    from scipy.stats import spearmanr
+
+    from .pruning_sweep import STABLE_SHARE, STUDY_COUNTS
+
+    sets = result.calibration
+    nll = np.array([s.window_nll for s in sets])
+    tokens = np.array([s.window_tokens for s in sets], dtype=float)
+    total = nll.shape[1]
+    full = nll.sum(1) / tokens.sum(1)
+    upper = np.triu_indices(len(sets), 1)
+    apart = np.abs(full[:, None] - full[None])[upper] > math.log1p(STABLE_SHARE)
+    rows = []
+    for k in sorted({*(c for c in (counts or STUDY_COUNTS) if c < total), result.heldout["windows"]}):
+        part = nll[:, :k].sum(1) / tokens[:, :k].sum(1)
+        d_full, d_part = (full[:, None] - full[None])[upper], (part[:, None] - part[None])[upper]
+        flips = np.sign(d_full) != np.sign(d_part)
+        rows.append(WindowRow(int(k), float(spearmanr(part, full)[0]), float(flips[apart].mean()) if apart.any() else 0.0, int(apart.sum()),
+                              float(np.max(np.abs(d_full - d_part)))))
+    return rows
 
 
 @dataclass(frozen=True)
 class PrecisionCheck(JsonRecord):
-    """bf16 against float32 on the checked sets (the unpruned model, ``"base"``, and each metric's first-seed set at the
-    focus sparsity under the first tie-break, named by its metric): the largest relative perplexity difference, and the
-    pairs of checked metric sets whose order differs between the two (with their gap in bf16: ``|log(a / b)|``)."""
+    """bf16 against float32 on the checked sets (the unpruned model, ``"base"``, and each metric's first set at the focus
+    sparsity, named by its metric): the largest relative perplexity difference, and the pairs of checked metric sets
+    whose order differs between the two (with their gap in bf16: ``|log(a / b)|``)."""
 
     model: str
     pairs: list  # [label, bf16, float32]
@@ -210,11 +374,11 @@ class PrecisionCheck(JsonRecord):
 
 
 def precision_check(result) -> PrecisionCheck:
-    """Match each float32 check with its bf16 score (same heads) and compare."""
+    """Match each float32 check with its bf16 score (same heads, metric, seed and draw) and compare."""
     pairs = []
     for check in result.checks:
         match = next(s for s in result.scored if s.heads == check.heads and s.kind == check.kind and s.metric == check.metric
-                     and s.seed == check.seed and s.tie_break == check.tie_break)
+                     and s.seed == check.seed and s.draw == check.draw)
         name = "base" if match.kind == "base" else SELECTION_NAMES[match.metric]
         pairs.append([name, match.perplexity, check.perplexity])
     rel = max(abs(b / f - 1) for _, b, f in pairs)

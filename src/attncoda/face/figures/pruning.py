@@ -1,4 +1,4 @@
-"""Figures of the pruning chapter: perplexity against sparsity per selection metric, and the pruned heads."""
+"""Figures of the pruning chapter: every prune set of a model beside the random sets, and the pruned heads."""
 
 from __future__ import annotations
 
@@ -14,42 +14,37 @@ SELECTION_LABELS = {key: dollar_math(name) for key, name in SELECTION_NAMES.item
 """Legend labels (matplotlib TeX)."""
 
 SELECTION_COLOURS = {"js_keep": "#8c564b", "content": METRIC_COLOURS["content"], "aitchison": "#ff7f0e", "js": METRIC_COLOURS["js"]}
-OFFSETS = {"js_keep": -1.2, "content": -0.4, "aitchison": 0.4, "js": 1.2}
-"""Horizontal nudges (percentage points) so the metrics' seeds do not sit on each other."""
 
 
-def pruning_figure(results: dict):
-    """Perplexity against sparsity, log scale, one panel per model (:class:`~attncoda.studies.pruning_sweep.PruningResult`):
-    per metric the geometric mean over seeds (line), each seed (dots) and the first seed's other tie-break (cross);
-    random prune sets as grey dots; the unpruned model dotted."""
-    fig, axes = panels(len(results) + 1, 4.2)  # the last cell holds the legend
+SEED_MARKERS = ("o", "s", "^", "D", "v", "P")
+"""One marker per seed (cycled), so a reader sees which sets share a text sample."""
+
+
+def model_figure(result):
+    """One model's prune sets, one panel per sparsity, log scale (:class:`~attncoda.studies.pruning_sweep.PruningResult`):
+    per selection metric every set (each seed × tie-break draw; marker = seed), with a bar at the geometric mean; the
+    random sets of the same size in grey; the unpruned model dotted."""
+    fig, axes = panels(len(result.sparsities), 3.6, cols=len(result.sparsities), sharey=True)
     jitter = np.random.default_rng(0)
-    for ax, (name, r) in zip(axes, results.items()):
-        xs = np.asarray(r.sparsities) * 100
-        for sp in r.sparsities:
-            draws = [s.perplexity for s in r.randoms(sp)]
-            ax.scatter(100 * sp + jitter.uniform(-2.2, 2.2, len(draws)), draws, color="#bbbbbb", s=12, zorder=1,
-                       label="random sets" if sp == r.sparsities[0] else None)
-        for metric in r.metrics:
-            colour, dx = SELECTION_COLOURS[metric], OFFSETS[metric]
-            seeds = [[s.perplexity for s in r.metric_sets(metric, sp)] for sp in r.sparsities]
-            means = [float(np.exp(np.mean(np.log(v)))) for v in seeds]
-            ax.plot(xs + dx, means, "-", color=colour, linewidth=2, label=SELECTION_LABELS[metric], zorder=3)
-            for x, v in zip(xs, seeds):
-                ax.scatter(np.full(len(v), x + dx), v, color=colour, s=18, zorder=4)
-            other = [s.perplexity for sp in r.sparsities for s in r.metric_sets(metric, sp, "last")]
-            if len(other) == len(xs):
-                ax.scatter(xs + dx, other, color=colour, marker="x", s=30, zorder=4)
-        ax.axhline(r.base.perplexity, color="black", linestyle=":", label="unpruned")
-        ax.scatter([], [], color="#555555", marker="x", s=30, label="other tie-break (seed 0)")
+    for ax, sp in zip(axes, result.sparsities):
+        metrics = result.metrics_at(sp)
+        for x, metric in enumerate(metrics):
+            colour = SELECTION_COLOURS[metric]
+            for k, group in enumerate(result.by_seed(metric, sp)):
+                values = [s.perplexity for s in group]
+                ax.scatter(x + jitter.uniform(-0.28, 0.28, len(values)), values, color=colour, marker=SEED_MARKERS[k % len(SEED_MARKERS)],
+                           s=14, alpha=0.75, linewidths=0, zorder=3)
+            ax.hlines(np.exp(np.mean(np.log([s.perplexity for s in result.metric_sets(metric, sp)]))), x - 0.38, x + 0.38, color=colour, linewidth=2.2, zorder=4)
+        draws = [s.perplexity for s in result.randoms(sp)]
+        x = len(metrics)
+        ax.scatter(x + jitter.uniform(-0.28, 0.28, len(draws)), draws, color="#9a9a9a", s=12, zorder=2)
+        ax.hlines(np.exp(np.mean(np.log(draws))), x - 0.38, x + 0.38, color="#555555", linewidth=2.2, zorder=4)
+        ax.axhline(result.base.perplexity, color="black", linestyle=":", linewidth=1)
+        ax.set_xticks(range(x + 1), [SELECTION_LABELS[m] for m in metrics] + ["random"], rotation=35, ha="right")
         ax.set_yscale("log")
-        ax.set_xticks(xs)
-        ax.set_xlabel("heads pruned (%)")
-        ax.set_ylabel("held-out perplexity")
-        ax.set_title(name)
-    key = axes[len(results)]
-    key.axis("off")
-    key.legend(*axes[0].get_legend_handles_labels(), loc="center")
+        ax.set_title(f"{100 * sp:.0f} % pruned")
+    axes[0].set_ylabel("held-out perplexity")
+    fig.suptitle(f"{result.model}: every prune set (marker: seed), bar: geometric mean; dotted: unpruned", fontsize=10)
     fig.tight_layout()
     return fig
 
