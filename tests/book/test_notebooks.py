@@ -104,9 +104,10 @@ def test_collapse_chapter_trains_and_measures_its_suite_on_the_small_profile(tmp
     result = json.loads((tmp_path / "results" / "collapse" / "suite.json").read_text())["results"]
     kinds = [s["kind"] for s in result["series"]]
     assert result["mode"] == "suite" and set(result["endpoints"]) == {"minilm-l6"}
-    assert kinds == ["text suite"] * 4 + ["search winner"] * 2 + ["control"] * 2
+    assert kinds == ["ladder"] * 6 + ["control"] * 2
     assert all([p["step"] for p in s["points"]] == [0, 1, 2, 4] for s in result["series"])
-    assert all(set(s["rows"]) == {"trigger", "other"} for s in result["series"] if s["kind"] != "text suite")
+    assert all(set(s["rows"]) == {"trigger", "other"} and "sink_heads" in s["points"][-1] for s in result["series"])
+    assert [z["kind"] for z in result["sizes"]] == ["ladder"] * 3 + ["control"]
     assert len(result["endpoints"]["minilm-l6"]["spread"]["samples"]) == 5 and result["endpoints"]["minilm-l6"]["terms"]["fractions"]
     timings = json.loads((tmp_path / "results" / "collapse" / "timings" / "suite.json").read_text())["results"]["series"]
     assert len(timings) == len(kinds) and all(t["training"]["training_seconds"] > 0 for t in timings)

@@ -8,19 +8,47 @@ from attncoda.studies import collapse
 from attncoda.studies.collapse_suite import Endpoint, Series
 
 
-def _series(kind, sinks, hs, name=None, seed=0, spread=None):
-    points = [{"step": s, "entropy": h, "content_entropy": 3.0, "sink_mass": m, "layers": {k: [0.0] for k in collapse.MEANS}}
-              for s, h, m in zip((0, 16, 1000), hs, sinks)]
-    training = {"seed": seed, "parameters": 400_000, "training_seconds": 60.0, "steps": 1000, "batch": 16, "length": 64}
+def _series(kind, sinks, hs, name=None, seed=0, spread=None, losses=(None, 4.0, 2.0), other=None):
+    points = [{"step": s, "entropy": h, "content_entropy": 3.0, "sink_mass": m, "layers": {k: [0.0] for k in collapse.MEANS}, "train_loss": loss}
+              for s, h, m, loss in zip((0, 16, 1000), hs, sinks, losses)]
+    if other is not None:
+        points = [{**p, "other_sink_mass": o, "sink_heads": float(o > 0.3)} for p, o in zip(points, other)]
+    training = {"seed": seed, "parameters": 400_000, "training_seconds": 60.0, "steps": 1000, "batch": 16, "length": 64, "layers": 2, "heads": 2}
     return Series(name or f"{kind}-{seed}", kind, kind, points, collapse.trajectory_shares(points, spread), training)
 
 
-def test_the_contrast_says_where_the_sink_grew_and_what_share_each_side_got():
-    grown = _series("search winner", (0.03, 0.03, 0.6), (4.0, 4.0, 2.0))
-    control = _series("control", (0.03, 0.03, 0.04), (4.0, 4.0, 3.9))
+def test_the_contrast_says_where_the_sink_grew_and_that_the_control_learned():
+    grown = _series("ladder", (0.03, 0.03, 0.6), (4.0, 4.0, 2.0), other=(0.03, 0.1, 0.8))
+    control = _series("control", (0.03, 0.03, 0.04), (4.0, 4.0, 3.9), other=(0.03, 0.03, 0.04))
     text = collapse_text.contrast_sentence([grown, control])
-    assert "winner ends with a mean sink mass of 0.60" in text and "control" in text and f"{grown.shown[1]:.2f}" in text
+    assert "non-trigger sink mass ends at 0.80" in text and f"{grown.shown[1]:.2f}" in text
+    assert "learned its task: its training loss fell from 4.00 to 2.00 nats" in text and "ended at 0.040" in text
     assert collapse_text.contrast_sentence([grown]) == ""
+    dead = _series("control", (0.03, 0.03, 0.04), (4.0, 4.0, 3.9), losses=(None, 4.0, 3.9), other=(0.03, 0.03, 0.04))
+    assert "did not clearly learn its task" in collapse_text.contrast_sentence([grown, dead]), "a run that learned nothing is no control"
+
+
+def test_the_ladder_sentence_counts_sizes_where_every_seed_grew_a_sink():
+    from attncoda.studies.collapse_suite import SizeShares
+
+    share = {"values": [0.7, 0.8], "mean": 0.75, "low": 0.1, "high": 1.4}
+    sizes = [SizeShares("1 × 1", "ladder", [0, 1], [0.6, 0.7], [1.0, 1.0], {"pooled (shown)": share}),
+             SizeShares("2 × 2", "ladder", [0, 1], [0.6, 0.4], [0.5, 0.5], {"pooled (shown)": share})]
+    text = collapse_text.ladder_sentence(sizes, {"Pythia-160M": 0.3}, 0.5)
+    assert text.startswith("1 of the ladder's 2 sizes grew a sink in every seed") and ": 1 × 1." in text and "0.75 [0.10, 1.40]" in text
+    assert "Pythia-160M 30%" in text and "the paper's numbers" in text
+    assert collapse_text.size_rows(sizes)[1]["non-trigger sink mass, final (per seed)"] == "0.60, 0.40"
+
+
+def test_figure_5a_is_read_run_by_run_with_a_sign_test_over_runs():
+    def run(seed, slope):
+        pts = [{"heads": 4, "signature_sink_mass": 0.1 * k, "reversal": {"js": 0.1 + slope * k}} for k in range(6)]
+        return Series(f"gpt2-2x2-seed{seed}", "g", "ladder", pts, {}, {"seed": seed})
+    few = collapse_text.figure5a_sentence([run(0, 0.01), run(1, 0.01)])
+    assert "gpt2-2x2" not in few and "2x2-seed0 1.00" in few and "cannot reach the 5 % level" in few
+    many = collapse_text.figure5a_sentence([run(k, 0.01) for k in range(6)])
+    assert "positive in 6 of 6 runs" in many and "p = 0.031" in many and "rises with sink mass within runs" in many
+    assert "not independent" in many and "too few" not in many
 
 
 def test_a_rejected_peak_is_reported_and_the_share_falls_back_to_step_zero():
@@ -40,8 +68,8 @@ def test_the_search_sentence_counts_what_grew():
     trials = [{"label": "a", "run": {"task": "text"}, "step0": {"sink_mass": 0.02}, "final": {"sink_mass": 0.03}, "grown": False, "training_seconds": 60},
               {"label": "b", "run": {"task": "backcopy"}, "step0": {"sink_mass": 0.03}, "final": {"sink_mass": 0.7}, "grown": True, "training_seconds": 120}]
     text = collapse_text.search_sentence({"target": 0.3, "trials": trials})
-    assert "1 of them grew" in text and "(b)" in text and "On natural text it ended between 0.030 and 0.030" in text
-    assert "cannot rank" in text  # one seed per configuration: no ranking is claimed
+    assert "1 of them grew" in text and "(b)" in text and "On natural text the final sink mass lay between 0.030 and 0.030" in text
+    assert "not a ranking" in text  # one seed per configuration: no ranking is claimed
 
 
 def test_first_commit_finds_a_committed_file_and_nothing_for_others():
@@ -50,14 +78,21 @@ def test_first_commit_finds_a_committed_file_and_nothing_for_others():
     assert first_commit("no/such/file") is None
 
 
-def test_a_control_whose_entropy_did_not_fall_is_said_to_have_no_collapse():
-    grown = _series("search winner", (0.03, 0.03, 0.06), (3.47, 3.47, 3.39))
-    control = _series("control", (0.036, 0.036, 0.036), (3.473, 3.474, 3.4743))
-    text = collapse_text.contrast_sentence([grown, control])
-    assert "did not fall" in text and "no collapse to share out" in text
+def test_the_paper_comparison_says_which_channel_carried_the_fall_from_the_shares():
+    ladder = _series("ladder", (0.03, 0.03, 0.6), (4.0, 4.0, 2.0), other=(0.03, 0.1, 0.8))
+    text = collapse_text.paper_comparison([ladder], {"Pythia-160M": 0.3, "Pythia-1B": 0.95})
+    share = ladder.shown[1]
+    assert ("the sink carries most" in text) == (share > 0.5) and "in every run the fall of H is carried by the content" not in text
+    assert "toy task" in text
 
 
 def test_a_real_but_tiny_peak_is_reported_with_its_rise_and_spread():
     s = _series("text suite", (0.02, 0.02, 0.04), (4.0480, 4.0481, 2.5), spread=1e-6)
     text = collapse_text.trajectory_sentence([s])
-    assert "a real rise, if a tiny one" in text and "agree to two decimals" in text
+    assert "more than its spread across window samples" in text and "agree to two decimals" in text
+
+
+def test_shares_that_are_undefined_are_not_said_to_agree():
+    s = _series("ladder", (0.02, 0.02, 0.02), (4.0480, 4.0481, 4.0490), spread=1e-6)
+    text = collapse_text.trajectory_sentence([s])
+    assert "agree" not in text and "neither share is defined" in text

@@ -8,18 +8,17 @@ import pytest
 
 from attncoda.base.protocol import SEEDS
 from attncoda.engine.registry import REGISTRY
-from attncoda.engine.training import SUITE_SEEDS, SUITE_SIZES, SuiteRun
+from attncoda.engine.training import SuiteRun
 from attncoda.face.jobs import Job, _parameters, plan, run_all, run_job, store
 from attncoda.studies.collapse import endpoint_samples
 from attncoda.studies.collapse_suite import endpoint_models, suite_runs
-from attncoda.studies.sink_search import SUITE_TRIALS
 
 
 def test_the_plan_holds_every_job_the_chapters_look_up_once():
     jobs = plan("full")
     assert len(jobs) == len(set(jobs))
     kinds = Counter(j.kind for j in jobs)
-    assert kinds["suite_run"] == (len(SUITE_SIZES) + len(SUITE_TRIALS)) * len(SUITE_SEEDS)
+    assert kinds["suite_run"] == len(suite_runs(_parameters("collapse", "full")["suite_seeds"]))
     installed, _ = endpoint_models("defaults")  # the chapter measures the endpoints installed here, and so does the plan
     assert kinds["init_signatures"] == len(installed) * len(endpoint_samples())
     samples = _parameters("clustering", "full")["samples"]  # Table 9 on every window sample
@@ -29,7 +28,7 @@ def test_the_plan_holds_every_job_the_chapters_look_up_once():
     small = plan("small")
     assert all(dict(j.options).get("length") == 24 for j in small if j.kind != "suite_run")
     runs = {j.model: dict(j.options) for j in small if j.kind == "suite_run"}
-    assert runs == {run.name: asdict(run) for run, _, _ in suite_runs(4, SUITE_SEEDS, 24, 4)}  # the chapter's own runs
+    assert runs == {run.name: asdict(run) for run, _, _ in suite_runs([0, 1], 4, 0, 24)}  # the chapter's own runs
 
 
 def test_the_plan_follows_each_chapter_s_own_jobs():

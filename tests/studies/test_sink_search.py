@@ -12,7 +12,7 @@ from strategies import rows_with_sink
 
 from attncoda.engine import training
 from attncoda.engine.entropy_terms import TermAccumulator, row_terms
-from attncoda.engine.tasks import Backcopy
+from attncoda.engine.tasks import Backcopy, character_backcopy
 from attncoda.math import coda
 from attncoda.studies import collapse, sink_search
 
@@ -32,6 +32,30 @@ def test_backcopy_copies_after_every_trigger_and_follows_its_table_elsewhere():
     assert np.array_equal(ids, task.sequences(64, 48, np.random.default_rng(5)))
 
 
+def test_the_character_task_is_guo_et_al_s_bigram_backcopy():
+    """Triggers are the three most frequent characters, a quarter of all tokens; after a trigger the next token copies
+    the one before it; elsewhere every transition is one the corpus's counts allow, at about their frequency; <bos> is
+    first and never again; the first character is never a trigger."""
+    task = character_backcopy()
+    characters, counts = task.counts
+    assert task.vocab == sink_search.CHARACTER_VOCAB == len(characters) + 1
+    assert [characters[i - 1] for i in task.trigger_ids] == [" ", "e", "t"]
+    ids = task.sequences(256, 128, np.random.default_rng(3))
+    assert (ids[:, 0] == 0).all() and not (ids[:, 1:] == 0).any() and not np.isin(ids[:, 1], task.trigger_ids).any()
+    trigger = task.trigger_rows(ids)
+    assert 0.2 < trigger[:, 1:].mean() < 0.33
+    after = trigger[:, 1:-1]
+    assert np.array_equal(ids[:, 2:][after], ids[:, :-2][after])
+    prev, this = ids[:, 1:-1][~after], ids[:, 2:][~after]
+    assert (counts[prev - 1, this - 1] > 0).all(), "every bigram drawn has a count in the corpus"
+    o = int(np.argsort(-task.unigram)[3])  # after the most frequent character that is no trigger, successors follow the counts
+    assert o not in task.trigger_ids
+    drawn = np.bincount(this[prev == o], minlength=task.vocab)[1:]
+    expected = counts[o - 1] / counts[o - 1].sum()
+    assert np.abs(drawn / drawn.sum() - expected).max() < 0.05
+    assert np.allclose(task.table.sum(axis=1), 1) and (task.table[:, 0] == 0).all()
+
+
 def test_a_task_that_cannot_exist_is_refused_in_one_line():
     with pytest.raises(ValueError, match="Backcopy needs"):
         Backcopy(vocab=4, triggers=3)
@@ -45,10 +69,25 @@ def test_the_first_suite_keeps_its_cache_keys():
     import torch
 
     run = training.SuiteRun("s", 64, 4, 4, seed=0)
-    old = {k: v for k, v in asdict(run).items() if k not in training.CHOICES}
+    old = {k: v for k, v in asdict(run).items() if k not in training.CHOICES and k not in training.LATE_DEFAULTS}
     text = json.dumps({**old, "version": training.TRAINING_VERSION, "torch": torch.__version__}, sort_keys=True)
     assert run.key() == hashlib.sha256(text.encode()).hexdigest()[:16]
     assert replace(run, windows="documents").key() != run.key()
+    assert all(replace(run, **{k: v}).key() != run.key() for k, v in (("every", 25), ("embed_std", 1.0), ("arch", "gpt2"), ("rates", "constant")))
+
+
+def test_embeddings_drawn_at_a_chosen_scale(tmp_path, monkeypatch):
+    import torch
+
+    monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path))
+    run = training.SuiteRun("e", 64, 1, 1, seed=0, task="character-backcopy", vocab=sink_search.CHARACTER_VOCAB, length=32, arch="gpt2")
+    torch.manual_seed(0)
+    small = training.new_model(run, training.run_tokenizer(run))
+    torch.manual_seed(0)
+    large = training.new_model(replace(run, embed_std=1.0), training.run_tokenizer(run))
+    assert abs(float(small.transformer.wte.weight.std()) - 0.02) < 0.005 and abs(float(large.transformer.wte.weight.std()) - 1.0) < 0.05
+    assert abs(float(large.transformer.wpe.weight.std()) - 1.0) < 0.1
+    assert small.config.activation_function == "relu" and not small.config.tie_word_embeddings
 
 
 def test_an_unknown_setting_is_refused_in_one_line():
@@ -136,15 +175,18 @@ def test_a_peak_counts_only_when_h_rose_above_its_window_spread(spread, used):
 # --------------------------------------------------------------------------- the chapter's typed results
 
 
-def test_the_suite_is_the_search_winner_and_its_control():
-    """The search winner is the configuration whose sink grew most in the committed search among those with a head
-    triple; its control changes only the optimiser (and the rate that optimiser needs)."""
-    trials = sink_search.read_trials()["trials"]
-    best = max((t for t in trials if t["run"]["layers"] * t["run"]["heads"] >= sink_search.MIN_HEADS), key=lambda t: t["final"]["sink_mass"])
-    winner, control = sink_search.SUITE_TRIALS["search winner"], sink_search.SUITE_TRIALS["control"]
-    assert winner.label == best["label"] and asdict(winner.run) == best["run"]
-    differ = {k for k, v in asdict(control.run).items() if asdict(winner.run)[k] != v}
-    assert differ <= {"size", "optimizer", "learning_rate"}, differ
+def test_the_ladder_trains_the_first_recipe_that_grew_a_sink_and_the_control_changes_only_the_task():
+    """The ladder's recipe is the first configuration, in the order tried, whose non-trigger sink passed the target in the
+    committed search; the control is that recipe on the random-table task."""
+    trials = sink_search.read_trials()
+    first = next(t for t in trials["trials"] if t["grown"])
+    assert trials["target"] == sink_search.GROWN and sink_search.LADDER_TRIAL == first["label"]
+    assert all(t["grown"] == sink_search.grown(t["final"]) for t in trials["trials"])
+    recipe, control = asdict(sink_search.trial(sink_search.LADDER_TRIAL).run), asdict(sink_search.trial(sink_search.CONTROL_TRIAL).run)
+    assert {k for k, v in control.items() if recipe[k] != v} == {"size", "task", "vocab"}
+    runs = sink_search.ladder([0, 1]) + sink_search.control([0, 1])
+    assert len({r.key() for r in runs}) == len(runs) == 2 * (len(sink_search.LADDER) + 1)
+    assert all(r.every and r.embed_std == 1.0 and r.arch == "gpt2" for r in runs)
 
 
 def test_every_trial_of_the_search_is_recorded():
@@ -156,7 +198,7 @@ def test_collapse_results_round_trip_through_json():
     from attncoda.studies.collapse_suite import CollapseResult, Endpoint, Series
 
     pts = _points([4.0, 4.001, 4.0, 3.0])
-    s = Series("r", "g", "search winner", pts, collapse.trajectory_shares(pts, 0.01), {"seed": 0, "parameters": 10}, None)
+    s = Series("r", "g", "ladder", pts, collapse.trajectory_shares(pts, 0.01), {"seed": 0, "parameters": 10}, None)
     e = Endpoint("m", {"share": 0.3}, {"median": 0.3, "low": 0.2, "high": 0.4, "samples": []})
     r = CollapseResult("suite", 8, [s], {"m": e})
     again = CollapseResult.from_json(json.loads(json.dumps(r.to_json())))

@@ -33,6 +33,6 @@ SMALL_PART = 1e-6
 COLLAPSE_FIRST_ROW = 8
 """Collapse means start at query row t = 8: earlier causal rows have at most 8 keys, so their entropy is capped near ln(t + 1)."""
 SUITE_STEPS = 3500
-"""Training steps of each model of the collapse chapter's suite."""
-SUITE_BUDGET_MINUTES = 25
-"""The most the whole suite may take to train on the 2-core machine the book is built on."""
+"""Training steps of each model of the collapse chapter's optional natural-text suite."""
+SUITE_BUDGET_MINUTES = 15
+"""The most the collapse chapter's ladder and its control may take to train, together, on the 2-core machine the book is built on."""

@@ -1,5 +1,6 @@
-"""Train the collapse chapter's suite: small GPT-NeoX models (Pythia's architecture) on the offline corpus,
-with checkpoints on Pythia's log-spaced schedule, so that trajectories exist without the Hub.
+"""Train the collapse chapter's suite: small models on the offline corpus or on a synthetic task, with checkpoints
+on Pythia's log-spaced schedule (and, for a run that asks, every few steps), so that trajectories exist without the
+Hub. Text runs are GPT-NeoX (Pythia's architecture); task runs may use GPT-2's block instead (``arch``).
 
 * **Tokenizer.** A byte-level BPE of ``vocab`` entries trained on the corpus's sample split. It puts a
   ``<|bos|>`` token first in every window, so key 0 is the same token everywhere: small models trained
@@ -10,7 +11,8 @@ with checkpoints on Pythia's log-spaced schedule, so that trajectories exist wit
 * **Optimiser.** AdamW (β = 0.9, 0.95; weight decay ``weight_decay``), linear warm-up, then cosine decay to 10 %
   of the peak rate (the shape Pythia used).
 * **Checkpoints** at steps 0, 1, 2, 4, …, 2^k < ``steps``, and ``steps``. Each is a saved Hugging Face
-  folder (weights, config, tokenizer) plus the optimiser state, written atomically under a key that
+  folder (weights, config, tokenizer) plus the optimiser state and the mean training loss since the checkpoint
+  before, written atomically under a key that
   hashes the whole configuration: an interrupted run resumes from its last checkpoint and ends with
   the same bits as an uninterrupted one.
 """
@@ -40,16 +42,33 @@ EOS = "<|endoftext|>"
 CHOICES = {
     "windows": ("stream", "documents"),
     "optimizer": ("adamw", "sgd"),
-    "task": ("text", "backcopy"),
+    "task": ("text", "backcopy", "character-backcopy"),
     "precision": ("float32", "bf16"),
+    "arch": ("neox", "gpt2", "gpt2-gelu", "gpt2-tied"),
+    "rates": ("cosine", "constant"),
 }
+TASKS = ("backcopy", "character-backcopy")
+"""The synthetic tasks (no text, no tokenizer): :class:`attncoda.engine.tasks.Backcopy` (a random bigram table, the
+control) and :class:`attncoda.engine.tasks.CharacterBackcopy` (Guo et al.'s task on Shakespeare's characters)."""
+LATE_DEFAULTS = {"every": 0, "embed_std": 0.0}
+"""Fields added after the first suite that are not choices: hashed into a run's key only when they differ from these values."""
 """The settings a run may vary beyond sizes and rates, each with its default first:
 
 * ``windows``: ``stream`` takes consecutive tokens of the joined documents (an ``<|endoftext|>`` inside most
   windows); ``documents`` starts every window at a document's first token and masks whatever lies past its end.
 * ``optimizer``: AdamW (β = 0.9, 0.95) or SGD with momentum 0.9 (Guo et al. saw no sink grow under SGD).
-* ``task``: the offline corpus (``text``) or :class:`attncoda.engine.tasks.Backcopy` (``vocab`` is then the task's).
-* ``precision``: float32, or bfloat16 autocast of the forward pass (the weights and optimiser stay float32)."""
+* ``task``: the offline corpus (``text``), :class:`attncoda.engine.tasks.Backcopy` (``vocab`` is then the task's), or
+  :class:`attncoda.engine.tasks.CharacterBackcopy` (``vocab`` must be its characters and ``<bos>``).
+* ``precision``: float32, or bfloat16 autocast of the forward pass (the weights and optimiser stay float32).
+* ``rates``: the learning-rate schedule, warm-up and cosine decay (Pythia's shape), or a constant rate.
+
+``embed_std`` (a number, not a choice): 0 keeps the family's initializer (normal, sd 0.02, for every weight), any other
+value draws the token and position embeddings from a normal of that sd instead; 1 is PyTorch's own ``nn.Embedding``
+initializer, which Guo et al.'s model used.
+* ``arch``: GPT-NeoX as Pythia (parallel residual, partial rotary positions, GELU, untied output); ``gpt2``, GPT-2's
+  block as Guo et al. trained it (pre-LN, sequential residual, learned absolute positions) with a ReLU MLP and an
+  untied output; ``gpt2-gelu`` and ``gpt2-tied``, the same with GELU, or with the output tied to the input embedding
+  (one trait changed each, to find out which ones decide whether a sink grows)."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +92,10 @@ class SuiteRun:
     optimizer: str = "adamw"
     task: str = "text"
     precision: str = "float32"
+    arch: str = "neox"
+    every: int = 0
+    rates: str = "cosine"
+    embed_std: float = 0.0
 
     def __post_init__(self):
         for field, allowed in CHOICES.items():
@@ -81,14 +104,28 @@ class SuiteRun:
 
     @property
     def name(self) -> str:
-        return f"neox-{self.size}-seed{self.seed}"
+        return f"{self.arch}-{self.size}-seed{self.seed}"
+
+    def schedule(self) -> list[int]:
+        """Checkpoint steps: :func:`log_spaced_steps`, and every ``every`` steps as well when ``every`` is set (to follow a
+        sink's rise closely).
+
+        Examples
+        --------
+        >>> SuiteRun("x", 8, 1, 1, 0, steps=100, every=25).schedule()
+        [0, 1, 2, 4, 8, 16, 25, 32, 50, 64, 75, 100]
+        """
+        steps = set(log_spaced_steps(self.steps))
+        if self.every:
+            steps |= set(range(self.every, self.steps, self.every))
+        return sorted(steps)
 
     def key(self) -> str:
         """A hash of every field, the training code's version and the torch version (its kernels fix the last bits).
         Fields added after the first suite are hashed only when they differ from their defaults, so its checkpoints keep their keys."""
         import torch
 
-        fields = {k: v for k, v in asdict(self).items() if k not in CHOICES or v != CHOICES[k][0]}
+        fields = {k: v for k, v in asdict(self).items() if (k not in CHOICES or v != CHOICES[k][0]) and (k not in LATE_DEFAULTS or v != LATE_DEFAULTS[k])}
         text = json.dumps({**fields, "version": TRAINING_VERSION, "torch": torch.__version__}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -117,7 +154,10 @@ def log_spaced_steps(total: int) -> list[int]:
 
 
 def learning_rate(step: int, run: SuiteRun) -> float:
-    """Linear warm-up over ``warmup`` steps, then cosine decay from the peak to 10 % of it at ``steps``."""
+    """Linear warm-up over ``warmup`` steps, then cosine decay from the peak to 10 % of it at ``steps`` (``rates``
+    ``cosine``), or the peak rate from the first step to the last (``constant``, as Guo et al. trained)."""
+    if run.rates == "constant":
+        return run.learning_rate
     if step < run.warmup:
         return run.learning_rate * (step + 1) / run.warmup
     progress = (step - run.warmup) / max(1, run.steps - run.warmup)
@@ -194,39 +234,49 @@ def document_batch_at(stream: np.ndarray, run: SuiteRun, step: int, bos_id: int,
 
 
 def task_batch_at(run: SuiteRun, step: int) -> np.ndarray:
-    """Batch ``step`` of a ``backcopy`` run: ``(batch, length)`` sequences of :class:`attncoda.engine.tasks.Backcopy`."""
+    """Batch ``step`` of a task run: ``(batch, length)`` sequences of its task (:func:`run_task`)."""
     return run_task(run).sequences(run.batch, run.length, np.random.default_rng([run.seed, step]))
 
 
 def run_task(run: SuiteRun):
-    """The synthetic task of a ``backcopy`` run (its vocabulary is the run's ``vocab``)."""
-    from .tasks import Backcopy
+    """The synthetic task of a task run: :class:`~attncoda.engine.tasks.Backcopy` of the run's ``vocab``, or
+    :class:`~attncoda.engine.tasks.CharacterBackcopy` (whose vocabulary the run's ``vocab`` must match)."""
+    from .tasks import Backcopy, character_backcopy
 
-    return Backcopy(vocab=run.vocab)
+    if run.task == "backcopy":
+        return Backcopy(vocab=run.vocab)
+    if run.task == "character-backcopy":
+        task = character_backcopy()
+        if task.vocab != run.vocab:
+            raise ValueError(f"the character task has {task.vocab} tokens (its characters and <bos>), but the run's vocab is {run.vocab}; "
+                             f"set vocab={task.vocab}")
+        return task
+    raise ValueError(f"run {run.name} trains on text, not on a synthetic task")
 
 
 class TaskTokenizer:
     """What a ``backcopy`` run's checkpoints need of a tokenizer: its size and its ``<bos>`` id (no text)."""
 
-    def __init__(self, vocab: int):
+    def __init__(self, vocab: int, task: str = "backcopy"):
         self.vocab = vocab
+        self.task = task
         self.bos_token_id = self.eos_token_id = 0
 
     def __len__(self) -> int:
         return self.vocab
 
     def save_pretrained(self, folder) -> None:
-        (Path(folder) / "task.json").write_text(json.dumps({"task": "backcopy", "vocab": self.vocab}))
+        (Path(folder) / "task.json").write_text(json.dumps({"task": self.task, "vocab": self.vocab}))
 
 
 def run_tokenizer(run: SuiteRun):
-    """The run's tokenizer: the suite's BPE for text, :class:`TaskTokenizer` for the synthetic task."""
-    return TaskTokenizer(run.vocab) if run.task == "backcopy" else suite_tokenizer(run.vocab, run.corpus)
+    """The run's tokenizer: the suite's BPE for text, :class:`TaskTokenizer` for a synthetic task."""
+    return TaskTokenizer(run.vocab, run.task) if run.task in TASKS else suite_tokenizer(run.vocab, run.corpus)
 
 
 def batches(run: SuiteRun, tokenizer):
     """``batch(step) -> (ids, labels)`` for the run's data (labels equal ids unless a ``documents`` run masks padding)."""
-    if run.task == "backcopy":
+    if run.task in TASKS:
         return lambda step: (ids := task_batch_at(run, step), ids)
     stream = token_stream(tokenizer, run.corpus)
     bos, eos = tokenizer.bos_token_id, tokenizer.convert_tokens_to_ids(EOS)
@@ -250,30 +300,63 @@ def neox_config(run: SuiteRun, tokenizer):
     )
 
 
+def gpt2_config(run: SuiteRun, tokenizer):
+    """GPT-2's block as Guo et al. trained their task: pre-LN, sequential residual, learned absolute positions, a ReLU
+    MLP of 4× the width, untied output, no dropout."""
+    from transformers import GPT2Config
+
+    return GPT2Config(
+        vocab_size=len(tokenizer), n_positions=run.length, n_embd=run.hidden, n_layer=run.layers, n_head=run.heads, n_inner=4 * run.hidden,
+        activation_function="gelu_new" if run.arch == "gpt2-gelu" else "relu", tie_word_embeddings=run.arch == "gpt2-tied", bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+        resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+    )
+
+
+def model_config(run: SuiteRun, tokenizer):
+    """The run's architecture (``arch``) at its size."""
+    return gpt2_config(run, tokenizer) if run.arch.startswith("gpt2") else neox_config(run, tokenizer)
+
+
+def new_model(run: SuiteRun, tokenizer):
+    """A freshly initialized model of the run (its family's own initializer, seeded by the caller), with its token and
+    position embeddings drawn from ``N(0, embed_std²)`` where the run sets ``embed_std``."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_config(model_config(run, tokenizer))
+    if run.embed_std:
+        embeddings = [model.get_input_embeddings()] + ([model.transformer.wpe] if run.arch.startswith("gpt2") else [])
+        with torch.no_grad():
+            for table in embeddings:
+                table.weight.normal_(0.0, run.embed_std)
+    return model
+
+
 def parameter_count(run: SuiteRun) -> int:
     """Parameters of a run's model (embeddings included)."""
     import torch
-    from transformers import GPTNeoXForCausalLM
+
+    from transformers import AutoModelForCausalLM
 
     with torch.device("meta"):
-        model = GPTNeoXForCausalLM(neox_config(run, run_tokenizer(run)))
+        model = AutoModelForCausalLM.from_config(model_config(run, run_tokenizer(run)))
     return sum(p.numel() for p in model.parameters())
 
 
-def _save_checkpoint(run: SuiteRun, step: int, model, tokenizer, optimizer, seconds: float) -> None:
+def _save_checkpoint(run: SuiteRun, step: int, model, tokenizer, optimizer, seconds: float, loss: float | None = None) -> None:
     import torch
 
     def fill(folder: Path) -> None:
         model.save_pretrained(folder)
         tokenizer.save_pretrained(folder)
         torch.save(optimizer.state_dict(), folder / "optimizer.pt")
-        (folder / "training.json").write_text(json.dumps({"run": asdict(run), "step": step, "training_seconds": seconds}, indent=1))
+        (folder / "training.json").write_text(json.dumps({"run": asdict(run), "step": step, "training_seconds": seconds, "loss": loss}, indent=1))
 
     atomic_folder(run.checkpoint(step), fill)
 
 
 def _last_checkpoint(run: SuiteRun) -> int | None:
-    done = [s for s in log_spaced_steps(run.steps) if (run.checkpoint(s) / "training.json").exists()]
+    done = [s for s in run.schedule() if (run.checkpoint(s) / "training.json").exists()]
     return max(done) if done else None
 
 
@@ -296,7 +379,7 @@ def train(run: SuiteRun, retrain: bool = False) -> list[Path]:
     """
     import torch
 
-    schedule = log_spaced_steps(run.steps)
+    schedule = run.schedule()
     if retrain:
         shutil.rmtree(run.folder(), ignore_errors=True)
     last = _last_checkpoint(run)
@@ -324,17 +407,17 @@ def _train(run: SuiteRun, last: int | None, schedule: list[int]) -> None:
     import contextlib
 
     import torch
-    from transformers import GPTNeoXForCausalLM
+    from transformers import AutoModelForCausalLM
 
     tokenizer = run_tokenizer(run)
     batch = batches(run, tokenizer)
     torch.manual_seed(run.seed)
-    model = GPTNeoXForCausalLM(neox_config(run, tokenizer))
+    model = new_model(run, tokenizer)
     optimizer = make_optimizer(run, model.parameters())
     seconds = 0.0
     if last is not None:
         state = run.checkpoint(last)
-        model = GPTNeoXForCausalLM.from_pretrained(state)
+        model = AutoModelForCausalLM.from_pretrained(state)
         optimizer = make_optimizer(run, model.parameters())
         optimizer.load_state_dict(load_optimizer_state(state / "optimizer.pt"))
         seconds = json.loads((state / "training.json").read_text())["training_seconds"]
@@ -346,6 +429,7 @@ def _train(run: SuiteRun, last: int | None, schedule: list[int]) -> None:
     steps = Steps(f"{run.name}: training steps", run.steps - last)
     autocast = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if run.precision == "bf16" else contextlib.nullcontext
     started = time.perf_counter()
+    losses = []  # batch losses since the last checkpoint
     for step in range(last, run.steps):
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step, run)
@@ -356,11 +440,19 @@ def _train(run: SuiteRun, last: int | None, schedule: list[int]) -> None:
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
+        losses.append(float(loss.detach()))
         done = step + 1
         if done in schedule:
-            _save_checkpoint(run, done, model, tokenizer, optimizer, seconds + time.perf_counter() - started)
+            _save_checkpoint(run, done, model, tokenizer, optimizer, seconds + time.perf_counter() - started, float(np.mean(losses)))
+            losses = []
         if done % 100 == 0 or done == run.steps:
             steps.step(done - last)
+
+
+def checkpoint_loss(folder: Path) -> float | None:
+    """The mean training loss over the steps that led to a checkpoint from the one before (None at step 0, or for a
+    checkpoint saved before losses were recorded)."""
+    return json.loads((Path(folder) / "training.json").read_text()).get("loss")
 
 
 def training_seconds(run: SuiteRun) -> float:

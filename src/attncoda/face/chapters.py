@@ -102,7 +102,7 @@ CHAPTERS: dict[str, Chapter] = {
             "Entropy collapse across training",
             per_model=True,
             default_model="suite",
-            small={"steps": 4, "sink_steps": 4, "endpoints": "minilm-l6", "n": 4, "length": 24, "n_triples": 2000, "batch_size": 2},
+            small={"steps": 4, "suite_seeds": [0, 1], "endpoints": "minilm-l6", "n": 4, "length": 24, "n_triples": 2000, "batch_size": 2},
             test_family="gpt_neox",
             series=True,
             colab_model="EleutherAI/pythia-70m",

@@ -15,6 +15,7 @@ PYTHIA_SMALLEST = 70e6
 """Parameters of the smallest Pythia model the paper measures (Pythia-70M)."""
 SINK_GROWTH = 0.05
 """A run's sink "grew" when its mean row sink mass rose by at least this much from step 0 to the end."""
+TASK_NAMES = {"text": "natural text", "backcopy": "the random-table Backcopy", "character-backcopy": "Guo et al.'s character Backcopy"}
 START_NAMES = {"from_peak": "peak", "from_step0": "step 0", "none": "none"}
 
 
@@ -37,6 +38,7 @@ def trial_rows(trials: list[dict]) -> list[dict]:
         rows.append({"configuration": t["label"], "what changed": t["why"], "parameters (M)": f"{t['parameters'] / 1e6:.2f}",
                      "steps": f"{run['steps']:,}", "sink mass, step 0 → final": f"{a['sink_mass']:.3f} → {b['sink_mass']:.3f}",
                      "trigger / other rows, final": (f"{b['trigger_sink_mass']:.3f} / {b['other_sink_mass']:.3f}" if "trigger_sink_mass" in b else "—"),
+                     "sink heads, final": fmt(b.get("sink_heads")),
                      "training (min)": f"{t['training_seconds'] / 60:.1f}", "above the target": "yes" if t["grown"] else "no"})
     return rows
 
@@ -50,11 +52,12 @@ def search_sentence(search: dict) -> str:
     out = f"The search trained {len(trials)} configurations, one seed each, in {minutes:.0f} min of training in all. "
     out += (f"{len(grown)} of them grew the mean row sink mass above the target of {target} ({', '.join(t['label'] for t in grown)}). " if grown
             else f"None of them grew the mean row sink mass above the target of {target}. ")
-    for task, name in (("text", "natural text"), ("backcopy", "Bigram-Backcopy")):
-        finals = [t["final"]["sink_mass"] for t in trials if t["run"]["task"] == task]
+    for task, name in TASK_NAMES.items():
+        finals = [t["final"].get("other_sink_mass", t["final"]["sink_mass"]) for t in trials if t["run"]["task"] == task]
         if finals:
-            out += f"On {name} it ended between {min(finals):.3f} and {max(finals):.3f}. "
-    return out + "One seed each cannot rank configurations whose final values lie this close together."
+            where = "on its non-trigger rows " if task != "text" else ""
+            out += f"On {name} the final sink mass {where}lay between {min(finals):.3f} and {max(finals):.3f}. "
+    return out + "Each configuration was trained with one seed, so the table shows what each change did once, not a ranking."
 
 
 # --------------------------------------------------------------------------- trajectories and shares
@@ -71,7 +74,7 @@ def groups(series) -> dict[str, dict[str, list[dict]]]:
 
 def short(name: str) -> str:
     """A run's name without the architecture prefix, for narrow tables."""
-    return name.removeprefix("neox-")
+    return name.removeprefix("neox-").removeprefix("gpt2-")
 
 
 def share_rows(series) -> list[dict]:
@@ -148,27 +151,93 @@ def trajectory_sentence(series) -> str:
     if used:
         rises = [s.shares["peak"]["rise"] for s in used]
         spreads = [s.shares["peak"]["spread"] for s in used if s.shares["peak"]["spread"] is not None]
-        same = all(f"{s.shares['from_peak']['share']:.2f}" == f"{s.shares['from_step0']['share']:.2f}" for s in used)
         text += (f" In {len(used)} runs H did rise after step 0, by {min(rises):.1e} to {max(rises):.1e} nats"
-                 + (f", more than its spread across window samples ({min(spreads):.1e} to {max(spreads):.1e} nats): a real rise, if a tiny one"
-                    if spreads else "") + "; "
-                 + ("their shares from that peak and from step 0 agree to two decimals." if same else "their shares from that peak and from step 0 differ (see the table)."))
+                 + (f", more than its spread across window samples ({min(spreads):.1e} to {max(spreads):.1e} nats)" if spreads else "") + "; ")
+        pairs = [(s.shares["from_peak"]["share"], s.shares["from_step0"]["share"]) for s in used]
+        defined = [(a, b) for a, b in pairs if a == a and b == b]
+        if not defined:
+            text += "H never fell below its peak or its start in any of them, so neither share is defined."
+        elif all(f"{a:.2f}" == f"{b:.2f}" for a, b in defined):
+            text += (f"where both shares are defined ({len(defined)} of {len(pairs)} runs), the share from that peak and from step 0 agree to two decimals.")
+        else:
+            text += "their shares from that peak and from step 0 differ (see the table)."
     return text
 
 
+def alive(series) -> bool:
+    """Whether a run learned: its training loss fell by more than 10 % from its first recorded stretch to its last."""
+    losses = [p.get("train_loss") for p in series.points if p.get("train_loss") is not None]
+    return len(losses) >= 2 and losses[-1] < 0.9 * losses[0]
+
+
 def contrast_sentence(series) -> str:
-    """The decomposition on the search's winner against its control, trained on the same data."""
-    k = kind_summary(series)
-    if "search winner" not in k or "control" not in k:
+    """The decomposition on the ladder against the control, which learns its task but has no reason to grow a sink;
+    the control's training loss and H show that it did learn."""
+    ladder, controls = [s for s in series if s.kind == "ladder"], [s for s in series if s.kind == "control"]
+    if not ladder or not controls:
         return ""
-    grown, control = k["search winner"], k["control"]
-    text = f"The search's winner ends with a mean sink mass of {_span(grown['final_sink'])} and shares of {_span(grown['shares'])}; "
-    controls = [s for s in series if s.kind == "control"]
-    if all(s.shown[1] != s.shown[1] for s in controls):
-        h = [(s.points[0]["entropy"], s.points[-1]["entropy"]) for s in controls]
-        return text + (f"under its control, trained on the same data, the sink mass ends at {_span(control['final_sink'])} and mean H did not fall "
-                       f"({'; '.join(f'{a:.3f} → {b:.3f}' for a, b in h)}), so there is no collapse to share out.")
-    return text + f"its control, trained on the same data (final sink mass {_span(control['final_sink'])}), has shares of {_span(control['shares'])}."
+    end = lambda s: s.points[-1].get("other_sink_mass", s.points[-1]["sink_mass"])  # noqa: E731
+    text = (f"Across the ladder's {len(ladder)} runs the non-trigger sink mass ends at {_span([end(s) for s in ladder])} and the pooled share "
+            f"is {_span([s.shown[1] for s in ladder])}. ")
+    losses = [(s.points[1]["train_loss"], s.points[-1]["train_loss"]) for s in controls if len(s.points) > 1 and s.points[-1].get("train_loss") is not None]
+    text += (f"The control (the random-table Backcopy on the same block and optimiser, {len(controls)} runs) "
+             + (f"learned its task: its training loss fell from {_span([a for a, _ in losses])} to {_span([b for _, b in losses])} nats "
+                if losses and all(alive(s) for s in controls) else "did not clearly learn its task (its training loss fell by less than 10 %), so it controls little: ")
+             + f"and mean H went {_span([s.points[0]['entropy'] for s in controls])} → {_span([s.points[-1]['entropy'] for s in controls])}, while its "
+             f"non-trigger sink mass ended at {_span([end(s) for s in controls], 3)}; its pooled share is {_span([s.shown[1] for s in controls])}.")
+    return text
+
+
+def size_rows(sizes) -> list[dict]:
+    """One row per group of task runs (:class:`~attncoda.studies.collapse_suite.SizeShares`): final non-trigger sink mass and
+    share of sink heads per seed, and each share's mean over seeds with its 95 % t interval."""
+    rows = []
+    for z in sizes:
+        row = {"runs": z.group, "seeds": len(z.seeds), "non-trigger sink mass, final (per seed)": ", ".join(f"{v:.2f}" for v in z.final_other_sink),
+               "sink heads (per seed)": ", ".join(f"{v:.2f}" for v in z.final_sink_heads)}
+        for name, v in z.shares.items():
+            row[f"share, {name}: mean [95 % CI]"] = f"{fmt(v['mean'])} [{fmt(v['low'])}, {fmt(v['high'])}]"
+        rows.append(row)
+    return rows
+
+
+def ladder_sentence(sizes, pythia: dict[str, float], target: float) -> str:
+    """Which sizes grew a sink in every seed (non-trigger mass above ``target``), and their shares beside the paper's."""
+    ladder = [z for z in sizes if z.kind == "ladder"]
+    if not ladder:
+        return ""
+    grew = [z for z in ladder if z.grew]
+    text = (f"{len(grew)} of the ladder's {len(ladder)} sizes grew a sink in every seed (final non-trigger sink mass above {target})"
+            + (f": {', '.join(z.group for z in grew)}. " if grew else ". "))
+    parts = [f"{z.group}: {fmt(z.shares['pooled (shown)']['mean'])} [{fmt(z.shares['pooled (shown)']['low'])}, {fmt(z.shares['pooled (shown)']['high'])}]"
+             for z in ladder]
+    return (text + "Pooled shares, mean over seeds [95 % t interval]: " + "; ".join(parts) + ". The paper's shares on Pythia's checkpoints, "
+            f"for comparison: {', '.join(f'{k} {v:.0%}' for k, v in pythia.items())} (other models, trained on text, the paper's numbers).")
+
+
+def figure5a_sentence(series) -> str:
+    """The rank correlation of the JS reversal rate with signature sink mass within each run (checkpoints of one run are
+    not independent, so each run gives one ρ), and an exact sign test over the runs, which are."""
+    from scipy.stats import binomtest, spearmanr
+
+    rhos = []
+    for s in series:
+        pts = [(p["signature_sink_mass"], p["reversal"]["js"]) for p in s.points if p["heads"] >= 3 and p["reversal"]["js"] == p["reversal"]["js"]]
+        if len(pts) >= 5 and len({x for x, _ in pts}) > 1 and len({y for _, y in pts}) > 1:
+            rhos.append((s.name, float(spearmanr(*zip(*pts))[0])))
+    if not rhos:
+        return "No run has five checkpoints with a reversal rate, so nothing is said about how the reversal rate moves with sink mass."
+    up = sum(r > 0 for _, r in rhos)
+    text = (f"Within each run with a head triple, over its checkpoints, Spearman ρ of the JS reversal rate with signature sink mass: "
+            + ", ".join(f"{short(n)} {r:.2f}" for n, r in rhos) + ". Checkpoints of one run are not independent samples, so each ρ describes "
+            "its run and is not tested; the runs are independent. ")
+    smallest = 2 * 0.5 ** len(rhos)
+    if smallest >= 0.05:
+        return text + f"With {len(rhos)} runs a sign test cannot reach the 5 % level (its smallest p is {smallest:.2f}), so no direction is claimed."
+    p = binomtest(up, len(rhos), 0.5).pvalue
+    verdict = (f"the reversal rate {'rises' if up > len(rhos) / 2 else 'falls'} with sink mass within runs" if p < 0.05
+               else "the runs do not agree on a direction")
+    return text + f"ρ is positive in {up} of {len(rhos)} runs (exact two-sided sign test p = {p:.3f}): {verdict}."
 
 
 # --------------------------------------------------------------------------- endpoints
@@ -242,16 +311,16 @@ def paper_comparison(series, pythia: dict[str, float]) -> str:
     tokens = [s.training["steps"] * s.training["batch"] * s.training["length"] for s in trained]
     text += (f"Our runs have {min(params) / 1e6:.2f} to {max(params) / 1e6:.2f} M parameters, at least {PYTHIA_SMALLEST / max(params):.0f}× fewer "
              f"than Pythia-70M, and saw at most {max(tokens):,} tokens, {PYTHIA_STEPS * PYTHIA_TOKENS_PER_STEP / max(tokens):,.0f}× fewer than a Pythia run. ")
-    for kind, k in kind_summary(trained).items():
-        grew = sum(1 for s in trained if s.kind == kind and s.sink_growth[1] - s.sink_growth[0] >= SINK_GROWTH)
-        text += f"{kind.capitalize()}: the sink grew by {SINK_GROWTH} or more in {grew} of {k['runs']} runs, share {_span(k['shares'])}. "
-    grew = [s for s in trained if s.sink_growth[1] - s.sink_growth[0] >= SINK_GROWTH]
-    if grew:
-        text += ("The runs whose sink grew test the mechanism (how much of a collapse a sink growing on a constant first token carries), "
-                 "not the paper's numbers, which belong to models trained on billions of tokens of text.")
-    else:
-        text += ("No run here grew a sink, so none can confirm or refute the paper's shares: in every run the fall of H is carried by the "
-                 "content distribution (shares near 0), and the paper's question needs checkpoints in which a sink does grow.")
+    for kind in dict.fromkeys(s.kind for s in trained):
+        runs = [s for s in trained if s.kind == kind]
+        shares = [s.shown[1] for s in runs if s.shown[1] == s.shown[1]]
+        grew = sum(1 for s in runs if s.sink_growth[1] - s.sink_growth[0] >= SINK_GROWTH)
+        carried = ("" if not shares else " (the sink carries most of the fall of H)" if min(shares) > 0.5
+                   else " (the content carries most of the fall of H)" if max(shares) < 0.5 else " (the sink carries most of it in some runs, the content in others)")
+        text += f"{kind.capitalize()}: the pooled sink mass grew by {SINK_GROWTH} or more in {grew} of {len(runs)} runs, share {_span(shares)}{carried}. "
+    if any(s.kind == "ladder" for s in trained):
+        text += ("The ladder tests the mechanism (how much of a collapse a sink growing on a constant first token carries) on a toy task where a "
+                 "sink grows; it does not reproduce the paper's numbers, which belong to models trained on billions of tokens of text.")
     return text.strip()
 
 
@@ -268,10 +337,10 @@ def training_sentence(series, budget_minutes: int) -> str:
         runs = [s for s in trained if s.kind == kind]
         minutes = sum(s.training["training_seconds"] for s in runs) / 60
         parts.append(f"the {kind}'s {len(runs)} runs in {minutes:.1f} min")
-    sink = sum(s.training["training_seconds"] for s in trained if s.kind in ("search winner", "control")) / 60
+    sink = sum(s.training["training_seconds"] for s in trained if s.kind in ("ladder", "control")) / 60
     text = "Training took " + ", ".join(parts) + " (as recorded when they were trained, on the machine that trained them)"
-    if any(s.kind in ("search winner", "control") for s in trained):
-        text += f"; the search's winner with its control took {sink:.1f} min, {'within' if sink <= budget_minutes else 'over'} the budget of {budget_minutes} min"
+    if any(s.kind in ("ladder", "control") for s in trained):
+        text += f"; the ladder with its control took {sink:.1f} min, {'within' if sink <= budget_minutes else 'over'} the budget of {budget_minutes} min"
     return text + (". Checkpoints are cached by their whole configuration, so later builds reuse them (retrain = True trains again; a rerun "
                    "with the same seed gives the same bits).")
 
@@ -317,20 +386,24 @@ def frozen_order(frozen, chapter_added) -> str:
 
 
 def glue_protocol(options, steps: int, suite_seeds, endpoint_models) -> None:
-    """Hand the protocol box its values: windows, seeds, the suite's sizes and schedule, the search's winner and its control,
-    the target sink mass and the endpoints."""
+    """Hand the protocol box its values: windows, seeds, the ladder's recipe, sizes and checkpoints, the control, the
+    target sink mass and the endpoints (``steps``: the ladder's training steps, 0 for the recipe's own)."""
+    from dataclasses import replace
+
     from ..base import protocol
-    from ..engine import checkpoints, training
-    from ..studies.sink_search import GROWN, SUITE_TRIALS
+    from ..engine import checkpoints
+    from ..studies import sink_search
     from .report import glue
 
-    sink_trial, control_trial = SUITE_TRIALS["search winner"], SUITE_TRIALS["control"]
+    recipe = sink_search.trial(sink_search.LADDER_TRIAL).run
+    recipe = replace(recipe, steps=steps or recipe.steps)
     values = {
         "N": options.n, "L": options.length, "seed": options.seed, "first_row": protocol.COLLAPSE_FIRST_ROW, "n_triples": f"{options.n_triples:,}",
-        "revisions": ", ".join(checkpoints.PYTHIA_REVISIONS), "suite_seeds": ", ".join(map(str, suite_seeds)), "steps": f"{steps:,}",
-        "sizes": "; ".join(f"{k}: width {h}, {l} layers × {a} heads" for k, (h, l, a) in training.SUITE_SIZES.items()),
-        "schedule": ", ".join(map(str, training.log_spaced_steps(steps))),
-        "sink_trial": f"{sink_trial.label} ({sink_trial.why})", "control_trial": f"{control_trial.label} ({control_trial.why})", "target": GROWN,
+        "revisions": ", ".join(checkpoints.PYTHIA_REVISIONS), "suite_seeds": ", ".join(map(str, suite_seeds)), "steps": f"{recipe.steps:,}",
+        "sizes": "; ".join(f"{h}-wide, {l} layer{'s' if l > 1 else ''} × {a} head{'s' if a > 1 else ''}" for h, l, a in sink_search.LADDER.values()),
+        "schedule": ", ".join(map(str, recipe.schedule())), "batch": recipe.batch, "task_length": recipe.length, "rate": f"{recipe.learning_rate:g}",
+        "ladder_trial": sink_search.LADDER_TRIAL, "control_trial": sink_search.CONTROL_TRIAL, "control_size": sink_search.CONTROL_SIZE.replace("x", " × "),
+        "target": sink_search.GROWN, "sink_eps": sink_search.SINK_EPS,
         "endpoint_list": ", ".join(endpoint_models) if endpoint_models else 'none (endpoints = "")',
     }
     for name, value in values.items():

@@ -3,9 +3,11 @@ and the endpoint shares of trained models.
 
 * :func:`trained_series` trains one :class:`~attncoda.engine.training.SuiteRun` (or reads its cached checkpoints) and
   walks them: text runs on held-out text windows, Bigram-Backcopy runs on held-out task sequences (with the share
-  on trigger rows and on the other rows apart).
-* :func:`suite` is the chapter's default: the natural-text suite of :func:`attncoda.engine.training.suite`, and the
-  search's winner and its control (:data:`attncoda.studies.sink_search.SUITE_TRIALS`), each with every seed.
+  on trigger rows and on the other rows apart, and each checkpoint's sink mass per kind of row and per head).
+* :func:`suite` is the chapter's default: the ladder of :data:`attncoda.studies.sink_search.LADDER` (Guo et al.'s task
+  at three sizes) and its control (:func:`attncoda.studies.sink_search.control`), each with every seed; optionally
+  the natural-text suite of :func:`attncoda.engine.training.suite`.
+* :func:`size_shares` sums up each size over its seeds: the shares with a t interval.
 * :func:`given_series` walks a checkpoint series a reader names (Hub revisions or folders).
 * :func:`endpoints` measures the endpoint share of trained models, resampled, with the three entropy terms where
   the sink set has more than one key.
@@ -13,8 +15,10 @@ and the endpoint shares of trained models.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+import numpy as np
 
 from ..base.protocol import BATCH_SIZE, N_TRIPLES, N_WINDOWS, WINDOW_LENGTH
 from ..base.records import JsonRecord
@@ -28,7 +32,7 @@ class Series(JsonRecord):
 
     name: str
     group: str
-    kind: str  # "text suite", "search winner", "control" or "checkpoints"
+    kind: str  # "ladder", "control", "text suite" or "checkpoints"
     points: list
     shares: dict
     training: dict | None = None
@@ -85,38 +89,109 @@ def trained_series(run, group: str, kind: str, options: Options = Options(), ret
     """Train (or reuse) ``run`` and walk its checkpoints."""
     from ..engine import training
     from ..engine.checkpoints import Checkpoint
-    from .sink_search import task_row_shares, task_signatures
+    from .sink_search import task_patterns, task_point, task_row_shares, task_signatures
 
     folders = training.train(run, retrain=retrain)
-    chain = [Checkpoint(s, str(f)) for s, f in zip(training.log_spaced_steps(run.steps), folders)]
-    if run.task == "backcopy":
-        signatures = lambda model, seed: task_signatures(Path(model), run, options.n, seed)  # noqa: E731
-    else:
-        signatures = collapse.text_signatures(options.n, options.length, "heldout", options.batch_size)
+    chain = [Checkpoint(s, str(f)) for s, f in zip(run.schedule(), folders)]
+    task = run.task in training.TASKS
+    extras = {}  # a task checkpoint's row and head readings, from the forward pass its signatures take (seed options.seed)
+
+    def task_checkpoint_signatures(model, seed):
+        patterns = task_patterns(Path(model), run, options.n, seed)
+        if seed == options.seed:
+            extras[str(model)] = task_point(run, patterns)
+        return task_signatures(Path(model), run, options.n, seed, patterns=patterns)
+
+    signatures = task_checkpoint_signatures if task else collapse.text_signatures(options.n, options.length, "heldout", options.batch_size)
     points, shares = collapse.walk_with_shares(chain, options.seed, options.n_triples, run.name, signatures, options.spread_seeds)
-    rows = task_row_shares(run, folders[0], folders[-1]) if run.task == "backcopy" else None
+    points = [{**p, "train_loss": training.checkpoint_loss(folder)} for p, folder in zip(points, folders)]
+    if task:
+        points = [{**p, **extras[str(folder)]} for p, folder in zip(points, folders)]
+    rows = task_row_shares(run, folders[0], folders[-1]) if task else None
     return Series(run.name, group, kind, points, shares, training_facts(run), rows)
 
 
-def suite_runs(steps: int, seeds, length: int = WINDOW_LENGTH, sink_steps: int | None = None) -> list[tuple]:
-    """``(run, group, kind)`` of every run of the chapter's suite: the natural-text suite (``steps`` each), then the
-    search's winner and its control (their own step counts, or ``sink_steps``), every one with each of ``seeds``."""
+def size_label(run) -> str:
+    """A run's size as the page names it: ``1 × 1, width 128 (0.27 M parameters)``."""
     from ..engine import training
-    from .sink_search import SUITE_TRIALS, with_seed
 
-    out = []
-    for run in training.suite(steps, seeds, length):
-        out.append((run, f"text, size {run.size} ({training.parameter_count(run) / 1e6:.2f} M parameters)", "text suite"))
-    for kind, trial in SUITE_TRIALS.items():
-        for seed in seeds:
-            run = with_seed(trial, seed).run
-            out.append((run if sink_steps is None else replace(run, steps=sink_steps), f"{trial.label} ({kind})", kind))
+    return f"{run.layers} × {run.heads}, width {run.hidden} ({training.parameter_count(run) / 1e6:.2f} M parameters)"
+
+
+def suite_runs(seeds, steps: int | None = None, text_steps: int = 0, length: int = WINDOW_LENGTH) -> list[tuple]:
+    """``(run, group, kind)`` of every run of the chapter's suite, each with every one of ``seeds``: the ladder (Guo et
+    al.'s task at each size; ``steps`` each, or the recipe's own count), its control, and, when ``text_steps`` is set,
+    the natural-text suite (``text_steps`` each, windows of ``length``)."""
+    from ..engine import training
+    from . import sink_search
+
+    out = [(run, f"size {size_label(run)}", "ladder") for run in sink_search.ladder(seeds, steps)]
+    out += [(run, f"control: random-table Backcopy, {size_label(run)}", "control") for run in sink_search.control(seeds, steps)]
+    if text_steps:
+        out += [(run, f"text, size {run.size} ({training.parameter_count(run) / 1e6:.2f} M parameters)", "text suite")
+                for run in training.suite(text_steps, seeds, length)]
     return out
 
 
-def suite(steps: int, seeds, options: Options = Options(), sink_steps: int | None = None, retrain: bool = False) -> list[Series]:
+def suite(seeds, options: Options = Options(), steps: int | None = None, text_steps: int = 0, retrain: bool = False) -> list[Series]:
     """Every series of :func:`suite_runs`, trained (or read from the cache) and walked."""
-    return [trained_series(run, group, kind, options, retrain) for run, group, kind in suite_runs(steps, seeds, options.length, sink_steps)]
+    return [trained_series(run, group, kind, options, retrain) for run, group, kind in suite_runs(seeds, steps, text_steps, options.length)]
+
+
+@dataclass(frozen=True)
+class SizeShares(JsonRecord):
+    """One group of runs (a size of the ladder, or the control) over its seeds: the final non-trigger sink mass and share
+    of sink heads per seed, and each share (pooled rows, shown from a real peak or from step 0; non-trigger rows and
+    trigger rows, from step 0) as its per-seed values, mean and t interval (:func:`seed_interval`)."""
+
+    group: str
+    kind: str
+    seeds: list
+    final_other_sink: list
+    final_sink_heads: list
+    shares: dict  # name -> {"values", "mean", "low", "high"}
+
+    @property
+    def grew(self) -> bool:
+        """Every seed's non-trigger sink mass ends above the target (:data:`attncoda.studies.sink_search.GROWN`)."""
+        from .sink_search import GROWN
+
+        return bool(self.final_other_sink) and all(v > GROWN for v in self.final_other_sink)
+
+
+def seed_interval(values) -> dict:
+    """``{"values", "mean", "low", "high"}``: the mean over seeds with its two-sided 95 % t interval,
+    ``mean ± t(0.975, n − 1) · sd / √n`` (undefined values left out; no interval below two values).
+
+    Examples
+    --------
+    >>> r = seed_interval([0.5, 0.6, 0.7])
+    >>> round(r["mean"], 3), round(r["low"], 3), round(r["high"], 3)
+    (0.6, 0.352, 0.848)
+    """
+    import math
+
+    from .audit import t_95
+
+    kept = [float(v) for v in values if v is not None and v == v]
+    if len(kept) < 2:
+        return {"values": list(values), "mean": kept[0] if kept else float("nan"), "low": float("nan"), "high": float("nan")}
+    mean = float(np.mean(kept))
+    half = t_95(len(kept) - 1) * float(np.std(kept, ddof=1)) / math.sqrt(len(kept))
+    return {"values": list(values), "mean": mean, "low": mean - half, "high": mean + half}
+
+
+def size_shares(series) -> list[SizeShares]:
+    """:class:`SizeShares` of every group of task runs, in the order the groups first appear."""
+    out = []
+    for group in dict.fromkeys(s.group for s in series if s.rows):
+        runs = [s for s in series if s.group == group]
+        shares = {"pooled (shown)": seed_interval([s.shown[1] for s in runs]),
+                  "non-trigger rows": seed_interval([s.rows["other"]["share"] for s in runs]),
+                  "trigger rows": seed_interval([s.rows["trigger"]["share"] for s in runs])}
+        out.append(SizeShares(group, runs[0].kind, [s.training["seed"] for s in runs], [s.points[-1]["other_sink_mass"] for s in runs],
+                              [s.points[-1]["sink_heads"] for s in runs], shares))
+    return out
 
 
 def given_series(model: str, revisions=None, options: Options = Options()) -> Series:
@@ -157,9 +232,14 @@ class CollapseResult:
     figure5a_measurement: dict = field(default_factory=dict)
     paper_pythia_shares: dict = field(default_factory=dict)
 
+    @property
+    def sizes(self) -> list[SizeShares]:
+        return size_shares(self.series)
+
     def to_json(self) -> dict:
         return {"mode": self.mode, "first_row": self.first_row, "split": "heldout",
-                "series": [s.to_json() for s in self.series], "endpoints": {k: e.to_json() for k, e in self.endpoints.items()},
+                "series": [s.to_json() for s in self.series], "sizes": [z.to_json() for z in self.sizes],
+                "endpoints": {k: e.to_json() for k, e in self.endpoints.items()},
                 "predictor_v2": self.predictor_v2, "figure5a_measurement": self.figure5a_measurement,
                 "paper_pythia_shares": self.paper_pythia_shares}
 
@@ -178,7 +258,7 @@ def jobs(params: dict) -> list[tuple]:
 
     out = []
     if params["model"] == "suite":
-        for run, _, _ in suite_runs(params["steps"], params["suite_seeds"], params["length"], params.get("sink_steps") or None):
+        for run, _, _ in suite_runs(params["suite_seeds"], params.get("steps") or None, params.get("text_steps") or 0, params["length"]):
             out.append(("suite_run", run.name, run.seed, asdict(run)))
     options = {"n": params["n"], "length": params["length"], "batch_size": params["batch_size"]}
     for name in endpoint_models(params["endpoints"])[0]:
@@ -220,7 +300,8 @@ def figure5a_points(series, ends: dict, measured: dict) -> dict[str, list[tuple[
     initialization and trained, and the measurement chapter's models (``measured``: name → its two means)."""
     points: dict[str, list] = {}
     for s in series:
-        points.setdefault(f"{s.kind}, checkpoints", []).extend((p["signature_sink_mass"], p["reversal"]["js"]) for p in s.points if p["heads"] >= 3)
+        size = f" {s.training['layers']} × {s.training['heads']}" if s.training and s.kind in ("ladder", "control") else ""
+        points.setdefault(f"{s.kind}{size}, checkpoints", []).extend((p["signature_sink_mass"], p["reversal"]["js"]) for p in s.points if p["heads"] >= 3)
     if ends:
         points["defaults at initialization"] = [(e.reading["init"]["signature_sink_mass"], e.reading["init"]["reversal"]["js"]) for e in ends.values()]
         points["defaults trained (seed 0)"] = [(e.reading["trained"]["signature_sink_mass"], e.reading["trained"]["reversal"]["js"]) for e in ends.values()]

@@ -8,9 +8,10 @@ import numpy as np
 from ..plots import METRIC_LABELS, legend_outside, panels
 
 
-def collapse_trajectories(groups: dict[str, dict[str, list[dict]]]):
-    """Figure 5b: mean ``H`` (red) and ``H(π)`` (green) across training, sink mass in grey (twin axis); one panel per
-    group (a model size), one line style per run (a seed). Steps on a symmetric-log axis, so step 0 is drawn."""
+def collapse_trajectories(groups: dict[str, dict[str, list[dict]]], target: float = 0.5):
+    """Figure 5b: mean ``H`` (red) and ``H(π)`` (green) across training, sink mass in grey (twin axis: on a task's
+    non-trigger rows where the points have it, with the ``target`` dotted); one panel per group (a model size), one line
+    style per run (a seed). Steps on a symmetric-log axis, so step 0 is drawn."""
     from matplotlib.lines import Line2D
 
     styles = ("-", "--", "-.", ":")
@@ -21,14 +22,17 @@ def collapse_trajectories(groups: dict[str, dict[str, list[dict]]]):
             steps = [p["step"] for p in points]
             ax.plot(steps, [p["entropy"] for p in points], style, marker="o", ms=3, color="#d62728")
             ax.plot(steps, [p["content_entropy"] for p in points], style, marker="s", ms=3, color="#2ca02c")
-            twin.plot(steps, [p["sink_mass"] for p in points], style, color="gray", alpha=0.8)
+            twin.plot(steps, [p.get("other_sink_mass", p["sink_mass"]) for p in points], style, color="gray", alpha=0.8)
         ax.set_xscale("symlog", linthresh=1)
         ax.set_xlabel("training step")
         ax.set_ylabel("mean entropy (nats)")
         twin.set_ylabel("mean sink mass", color="gray")
         twin.set_ylim(0, 1)
+        task = any("other_sink_mass" in p for points in runs.values() for p in points)
+        if task:
+            twin.axhline(target, color="gray", linewidth=0.8, linestyle=(0, (1, 3)))
         handles = [Line2D([], [], color="#d62728", marker="o", label="H"), Line2D([], [], color="#2ca02c", marker="s", label="H(π)"),
-                   Line2D([], [], color="gray", label="sink mass (right axis)")]
+                   Line2D([], [], color="gray", label=("sink mass, non-trigger rows (right axis; dotted: the target)" if task else "sink mass (right axis)"))]
         handles += [Line2D([], [], color="black", linestyle=style, label=run) for style, run in zip(styles * 4, runs)]
         ax.set_title(title)
     fig.tight_layout(rect=(0, 0.12, 1, 1))
