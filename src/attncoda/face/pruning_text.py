@@ -199,7 +199,7 @@ def precision_sentence(checks: list, contrasts: list) -> str:
         return (f"bf16 and float32 differ by at most {100 * worst.max_relative:.2f} % in perplexity ({worst.model}); the checked metrics come "
                 "in the same order under both on every model.")
     listed = "; ".join(f"on {m}, {a} and {b} ({100 * gap:.2f} % apart in bf16)" for m, a, b, gap in swaps)
-    decided = [abs(c.ratio - 1) for c in contrasts if c.reading != "indistinguishable"]
+    decided = [abs(c.ratio - 1) for c in contrasts if c.reading.endswith("prunes better")]
     margin = (f" Every pair of metrics this page calls different is at least {100 * min(decided):.0f} % apart, far beyond that." if decided and
               min(decided) > 4 * worst.max_relative else "")
     return (f"bf16 and float32 differ by at most {100 * worst.max_relative:.2f} % in perplexity ({worst.model}). Checked sets swap order "

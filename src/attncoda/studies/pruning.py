@@ -139,7 +139,7 @@ def tie_ranks(n_heads: int, seed: int, metric: str, draw: int) -> np.ndarray:
 
     Examples
     --------
-    >>> sorted(tie_ranks(4, 0, "content", 0).tolist()), (tie_ranks(4, 0, "content", 0) == tie_ranks(4, 0, "content", 0)).all()
+    >>> sorted(tie_ranks(4, 0, "content", 0).tolist()), bool((tie_ranks(4, 0, "content", 0) == tie_ranks(4, 0, "content", 0)).all())
     ([0, 1, 2, 3], True)
     """
     place = list(SELECTION_METRICS).index(metric)
