@@ -41,10 +41,10 @@ NOT_RUN = {
     ".venv/bin/attncoda audit --model smollm2-135m": "needs smollm2-135m installed (make models); it prints a report and writes only the cache",
     ".venv/bin/attncoda run measurement --preset paper": "loads the paper's seven Hub models (unreachable here: each is one line)",
     ".venv/bin/attncoda book --preset paper": "the whole book on the paper's Hub models",
-    ".venv/bin/attncoda run collapse": "trains the collapse suite (about 50 minutes) where it is not cached",
-    ".venv/bin/attncoda run collapse -p retrain true": "trains the collapse suite again (about 50 minutes)",
+    ".venv/bin/attncoda run collapse": "trains the collapse suite (about 15 minutes) where it is not cached",
+    ".venv/bin/attncoda run collapse -p retrain true": "trains the collapse suite again (the ladder and its control: about 15 minutes)",
     ".venv/bin/attncoda book --jobs 2": "the whole book, in 2 processes",
-    ".venv/bin/python -m attncoda.studies.sink_search": "trains every configuration of the sink search (about an hour cold) and rewrites data/sink_search/trials.json",
+    ".venv/bin/python -m attncoda.studies.sink_search": "trains every configuration of the sink search (over an hour cold) and rewrites data/sink_search/trials.json",
 }
 
 

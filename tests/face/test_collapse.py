@@ -186,9 +186,11 @@ def test_the_initialized_twin_is_the_same_architecture_with_seeded_fresh_weights
 def test_the_chapter_defaults_are_the_protocol_constants():
     from pathlib import Path
 
-    from attncoda.base.protocol import SUITE_STEPS
+    from attncoda.base.protocol import SEEDS, SUITE_STEPS
     from attncoda.face.parameters import notebook_parameters
+    from attncoda.studies import sink_search
 
     params = notebook_parameters(Path(__file__).parents[2] / "notebooks" / "04_collapse.ipynb")
-    assert params["steps"] == SUITE_STEPS and params["suite_seeds"] == list(training.SUITE_SEEDS)
+    assert params["steps"] == 0 and params["text_steps"] == 0 and params["suite_seeds"] == list(SEEDS)  # 0: the recipe's own steps; no text suite
+    assert sink_search.trial(sink_search.LADDER_TRIAL).run.steps == sink_search.CHARACTER_STEPS
     assert training.SuiteRun("s", 1, 1, 1, 0).steps == SUITE_STEPS
