@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .report import fmt
+from .report import fixed, fmt
 
 PYTHIA_TOKENS_PER_STEP = 1024 * 2048
 """Pythia's batch: 1,024 sequences of 2,048 tokens per step (Biderman et al., 2023)."""
@@ -20,11 +20,13 @@ START_NAMES = {"from_peak": "peak", "from_step0": "step 0", "none": "none"}
 
 
 def _span(values, digits: int = 2) -> str:
+    """The range of ``values`` as ``lo–hi`` (one number when they agree to ``digits``), so two ranges can stand in one
+    sentence ("from 4.18–4.20 to 1.72–1.73")."""
     values = [v for v in values if v is not None and v == v]
     if not values:
         return "—"
-    lo, hi = f"{float(np.min(values)):.{digits}f}", f"{float(np.max(values)):.{digits}f}"
-    return lo if lo == hi else f"{lo} to {hi}"
+    lo, hi = fixed(np.min(values), digits), fixed(np.max(values), digits)
+    return lo if lo == hi else f"{lo}–{hi}"
 
 
 # --------------------------------------------------------------------------- the search
@@ -50,8 +52,8 @@ def search_sentence(search: dict) -> str:
     grown = [t for t in trials if t["grown"]]
     minutes = sum(t["training_seconds"] for t in trials) / 60
     out = f"The search trained {len(trials)} configurations, one seed each, in {minutes:.0f} min of training in all. "
-    out += (f"{len(grown)} of them grew the mean row sink mass above the target of {target} ({', '.join(t['label'] for t in grown)}). " if grown
-            else f"None of them grew the mean row sink mass above the target of {target}. ")
+    out += (f"{len(grown)} of them grew the final sink mass (on the non-trigger rows, for a Backcopy task) above the target of {target} ({', '.join(t['label'] for t in grown)}). " if grown
+            else f"None of them grew the final sink mass (on the non-trigger rows, for a Backcopy task) above the target of {target}. ")
     for task, name in TASK_NAMES.items():
         finals = [t["final"].get("other_sink_mass", t["final"]["sink_mass"]) for t in trials if t["run"]["task"] == task]
         if finals:

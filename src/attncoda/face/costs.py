@@ -65,6 +65,6 @@ def costs_sentence(directory=None) -> str:
     per = ", ".join(f"{m['median_s']:.0f} s" for m in c["pruning"].values())
     commits = " and ".join(sorted({c["pruning_commit"], c["suite_commit"]}))
     return (f"The pruning sweep's {c['pruning_evaluations']} distinct perplexity evaluations took {c['pruning_min']:.0f} minutes (the median evaluation: "
-            f"{per} on the three causal models) and training the collapse chapter's {c['suite_runs']} small GPT-NeoX models took "
+            f"{per} on the three causal models) and training the collapse chapter's {c['suite_runs']} small models took "
             f"{c['suite_training_min']:.1f} minutes, as the timings beside the results of commit {commits} record them "
             "(`data/results/pruning/timings/`, `data/results/collapse/timings/`).")

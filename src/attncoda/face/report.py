@@ -23,10 +23,22 @@ def fmt(x, digits: int = 2) -> str:
 
     Examples
     --------
-    >>> fmt(0.12345), fmt(float("nan")), fmt(None), fmt(3, 0)
-    ('0.12', '—', '—', '3')
+    >>> fmt(0.12345), fmt(float("nan")), fmt(None), fmt(3, 0), fmt(-0.001)
+    ('0.12', '—', '—', '3', '0.00')
     """
-    return "—" if x is None or x != x else f"{x:.{digits}f}"
+    return "—" if x is None or x != x else fixed(x, digits)
+
+
+def fixed(x, digits: int = 2) -> str:
+    """``x`` with ``digits`` decimals, where a value that rounds to zero reads 0, never −0.
+
+    Examples
+    --------
+    >>> fixed(-0.001), fixed(-0.006), fixed(0.5, 1)
+    ('0.00', '-0.01', '0.5')
+    """
+    text = f"{float(x):.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
 def decimals(x) -> int:
