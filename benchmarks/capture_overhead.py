@@ -1,16 +1,27 @@
-"""Capture benchmarks on smollm2-135m (needs `make models`). Each measurement runs in its own
-process so that peak memory is its own; ratios are taken within this one run.
+"""What capturing attention costs, beside a plain forward pass and beside the tools readers use (needs `make models`;
+TransformerLens and nnsight run from `.venv-interop`, which `make test` builds).
 
-(a) signature extraction (eager attention, hooks, reductions) / plain backbone forward (sdpa,
-    no attentions) on the same N windows — goal: ≤ 1.25x at L = 512; beside it, the same extraction
-    fed the full float64 log-softmax array per layer (the path before the fused kernel), and eager
-    attention with the hooks but no reduction (the part of the cost that capture itself needs);
-(b) the naive way (full model with LM head, output_attentions=True, then the same reduction
-    from the returned maps) against ours: time ratio and peak-memory ratio (target ≥ 3x less
-    memory at L = 512, and no slower);
-(c) loading the GGUF cold (dequantize and cache) against loading the cached safetensors.
+Every method runs on smollm2-135m's backbone over the same windows (the Wikipedia sample, seed 0), each in its own
+process so that its peak memory is its own; times and peaks are reported as ratios to the plain sdpa forward of the
+same run, since this machine's speed drifts between runs.
 
-Usage: python benchmarks/capture_overhead.py [--n 64] [--lengths 128 512 1024] [--batch-size 8]
+Methods:
+  sdpa       the backbone's plain forward, sdpa attention, nothing captured (the baseline);
+  ours       `signatures.compute`: the scores formed beside sdpa (`score_capture`) and every reduction of the record;
+  ours-eager the same reductions fed by eager attention under hooks (the capture before this benchmark's protocol);
+  eager      eager attention under the capture hooks, nothing reduced (what eager attention itself costs);
+  output-attentions  transformers' `output_attentions=True`, every layer's maps returned, nothing reduced;
+  transformerlens    TransformerLens `run_with_cache`, only the `hook_pattern` names kept, nothing reduced;
+  nnsight    an nnsight trace that saves every layer's attention weights, nothing reduced.
+
+The three outside methods stop at the maps: reducing them would add our kernel's cost on top, so their ratios are
+lower bounds on what a reader pays for the same numbers. TransformerLens and nnsight run the whole model (the LM head
+included), as a reader calls them; the others run the backbone.
+
+Windows: n · L = 16,384 tokens at every L (128 windows of 128, 32 of 512, 16 of 1,024, 8 of 2,048), batches of
+8, 8, 4 and 2 windows.
+
+Usage: python benchmarks/capture_overhead.py [--lengths 128 512 1024 2048] [--methods ...] [--out FILE.json]
 """
 
 import argparse
@@ -18,11 +29,20 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import threading
 import time
+from pathlib import Path
 
 MODEL = "smollm2-135m"
+ROOT = Path(__file__).resolve().parents[1]
+INTEROP = ROOT / ".venv-interop" / "bin" / "python"
+METHODS = ("sdpa", "ours", "ours-eager", "eager", "output-attentions", "transformerlens", "nnsight")
+OUTSIDE = ("transformerlens", "nnsight")
+TOKENS = 16_384
+BATCH = {128: 8, 512: 8, 1024: 4, 2048: 2}
+TARGETS = {512: 1.10, 1024: 1.25, 2048: 1.5}
+"""The time ratio ours / sdpa each length should reach; peak memory ≤ 1.2× sdpa's at every length."""
+MEMORY_TARGET = 1.2
 
 
 def _peak_sampler():
@@ -33,123 +53,159 @@ def _peak_sampler():
     def sample():
         while not stop.is_set():
             peak[0] = max(peak[0], proc.memory_info().rss)
-            time.sleep(0.005)
+            time.sleep(0.002)
 
-    thread = threading.Thread(target=sample, daemon=True)
-    return proc, peak, stop, thread
+    return proc, peak, stop, threading.Thread(target=sample, daemon=True)
 
 
-def measure(method: str, n: int, length: int, batch_size: int) -> dict:
-    """Run one method in this process; returns wall time and peak RSS above the loaded-model baseline."""
-    import numpy as np
+def _windows(length: int, tokens: int = TOKENS):
+    import torch
+    from transformers import AutoTokenizer
+
+    from attncoda.engine.corpus import text_windows
+
+    folder = _folder()
+    ids, _ = text_windows(AutoTokenizer.from_pretrained(folder), max(2, tokens // length), length, 0)
+    return torch.as_tensor(ids)
+
+
+def _folder() -> str:
+    """The model's cached weights folder (the parent resolves it; `.venv-interop` does not hold the model packages)."""
+    if os.environ.get("BENCH_FOLDER"):
+        return os.environ["BENCH_FOLDER"]
+    from attncoda.engine.models import load_model
+
+    return load_model(MODEL).model.name_or_path
+
+
+def _runner(method: str, length: int):
+    """The model for ``method`` and a function that runs the method on one batch (or on all windows, for ``ours``)."""
     import torch
     import transformers as tf
 
-    from attncoda.engine.corpus import text_windows
-    from attncoda.engine.models import load_model
-    from attncoda.engine.signatures import SignatureAccumulator, compute
+    folder = _folder()
+    if method in ("ours", "ours-eager"):
+        from attncoda.engine import score_capture
+        from attncoda.engine.models import load_model
+        from attncoda.engine.signatures import compute
 
-    loaded = load_model(MODEL)
-    ids = torch.as_tensor(text_windows(loaded.processor, n, length, 0)[0])
+        if method == "ours-eager":
+            score_capture.score_path_reason = lambda model: "eager capture asked for"
+        loaded = load_model(MODEL)
+        return loaded.backbone, lambda ids, b: compute(loaded, n=len(ids), length=length, seed=0, batch_size=b)
+    if method == "transformerlens":
+        from transformer_lens.model_bridge import TransformerBridge
+
+        bridge = TransformerBridge.boot_transformers(folder, device="cpu")
+        keep = lambda name: name.endswith("hook_pattern")  # noqa: E731
+        return bridge, lambda batch: bridge.run_with_cache(batch, names_filter=keep)
+    if method == "nnsight":
+        from nnsight import TransformersModel
+
+        model = TransformersModel(folder, task="text-generation", attn_implementation="eager", dispatch=True, dtype=torch.float32)
+
+        def trace(batch):
+            saved = []
+            with model.trace(batch):
+                for layer in model.model.layers:
+                    saved.append(layer.self_attn.output[1].save())
+            return saved
+
+        return model, trace
+    implementation = "sdpa" if method == "sdpa" else "eager"
+    model = tf.AutoModel.from_pretrained(folder, attn_implementation=implementation, dtype=torch.float32).eval()
     if method == "sdpa":
-        folder = loaded.model.name_or_path
-        model = tf.AutoModelForCausalLM.from_pretrained(folder, attn_implementation="sdpa", dtype=torch.float32).eval()
-        del loaded
-    warm = ids[:1, :8]
-    with torch.inference_mode():  # touch every weight page (safetensors are memory-mapped) before the baseline
-        (model.model if method == "sdpa" else loaded.model)(input_ids=warm, attention_mask=torch.ones_like(warm))
+        return model, lambda batch: model(input_ids=batch, attention_mask=torch.ones_like(batch))
+    if method == "output-attentions":
+        return model, lambda batch: model(input_ids=batch, attention_mask=torch.ones_like(batch), output_attentions=True)
+    from attncoda.engine.capture import capture_attention
+
+    def hooked(batch):
+        with capture_attention(model, lambda layer, w, lw: None):
+            return model(input_ids=batch, attention_mask=torch.ones_like(batch))
+
+    return model, hooked
+
+
+def measure(method: str, length: int, tokens: int = TOKENS) -> dict:
+    """Run one method in this process: wall time over all windows and peak RSS above the loaded model's."""
+    import torch
+
+    ids = _windows(length, tokens)
+    batch_size = BATCH.get(length, 2)
+    model, run = _runner(method, length)
+    with torch.inference_mode():  # warm up: touch every weight page, compile the kernels
+        if method in ("ours", "ours-eager"):
+            run(ids[:2], 2)
+        else:
+            run(ids[:1, :16])
     proc, peak, stop, thread = _peak_sampler()
     base = proc.memory_info().rss
     thread.start()
     start = time.perf_counter()
     with torch.inference_mode():
-        if method == "sdpa":
-            for s in range(0, n, batch_size):
-                b = ids[s : s + batch_size]
-                model.model(input_ids=b, attention_mask=torch.ones_like(b))
-        elif method == "ours":
-            compute(loaded, n=n, length=length, seed=0, batch_size=batch_size)
-        elif method == "float64":  # the accumulator fed each layer's full float64 log-softmax array
-            update = SignatureAccumulator.update
-            SignatureAccumulator.update = lambda self, layer, w, lw=None: update(self, layer, w, None if lw is None else np.asarray(lw))
-            compute(loaded, n=n, length=length, seed=0, batch_size=batch_size)
-        elif method == "eager":  # eager attention under the capture hooks, nothing reduced: what capture itself needs
-            from attncoda.engine.capture import capture_attention
-
-            with capture_attention(loaded.backbone, lambda layer, w, lw: None):
-                for s in range(0, n, batch_size):
-                    b = ids[s : s + batch_size]
-                    loaded.backbone(input_ids=b, attention_mask=torch.ones_like(b))
-        elif method == "naive":
-            info = loaded.info
-            acc = SignatureAccumulator(info.layers, info.heads, length, True, (0,))
-            for s in range(0, n, batch_size):
-                b = ids[s : s + batch_size]
-                out = loaded.model(input_ids=b, attention_mask=torch.ones_like(b), output_attentions=True)
-                for layer, weights in enumerate(out.attentions):
-                    acc.update(layer, weights)
+        if method in ("ours", "ours-eager"):
+            run(ids, batch_size)
+        else:
+            for s in range(0, len(ids), batch_size):
+                out = run(ids[s : s + batch_size])
                 del out
     elapsed = time.perf_counter() - start
     stop.set()
     thread.join()
-    return {"method": method, "length": length, "seconds": elapsed, "peak_extra_mb": (peak[0] - base) / 2**20}
+    return {"method": method, "length": length, "windows": len(ids), "batch": batch_size, "seconds": elapsed,
+            "peak_extra_mb": (peak[0] - base) / 2**20, "threads": torch.get_num_threads()}
 
 
-def gguf_loads() -> dict:
-    """Cold load (dequantize + cache) in a fresh cache folder, then the cached load."""
-    from attncoda.engine.models import load_model
-    from attncoda.engine.registry import locate
-
-    locate(MODEL)  # the package file itself, outside the timing
-    times = {}
-    for label in ("cold", "cached"):
-        start = time.perf_counter()
-        load_model(MODEL)
-        times[label] = time.perf_counter() - start
-    return times
-
-
-def child(args) -> None:
-    if args.child == "gguf":
-        print(json.dumps(gguf_loads()))
-    else:
-        print(json.dumps(measure(args.child, args.n, args.length, args.batch_size)))
-
-
-def run_child(*extra, env=None) -> dict:
-    out = subprocess.run([sys.executable, __file__, *extra], capture_output=True, text=True, env=env)
+def run_child(method: str, length: int, tokens: int = TOKENS) -> dict:
+    python = str(INTEROP) if method in OUTSIDE else sys.executable
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT / "src"), "BENCH_FOLDER": _folder()}
+    out = subprocess.run([python, __file__, "--child", method, "--length", str(length), "--tokens", str(tokens)], capture_output=True, text=True, env=env)
     if out.returncode != 0:
-        sys.exit(f"benchmark step {extra} failed:\n{out.stderr[-2000:]}")
+        return {"method": method, "length": length, "error": out.stderr.strip().splitlines()[-1] if out.stderr.strip() else f"exit {out.returncode}"}
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def table(results: list[dict]) -> str:
+    """The Markdown table of the run: time and peak memory of each method as ratios to sdpa's."""
+    lines = ["| L | method | time (s) | time / sdpa | peak extra (MB) | peak / sdpa |", "|---|---|---|---|---|---|"]
+    for length in sorted({r["length"] for r in results}):
+        rows = [r for r in results if r["length"] == length]
+        base = next((r for r in rows if r["method"] == "sdpa" and "error" not in r), None)
+        for r in rows:
+            if "error" in r:
+                lines.append(f"| {length:,} | {r['method']} | failed: {r['error'][:80]} | | | |")
+                continue
+            ratio_t = f"{r['seconds'] / base['seconds']:.2f}×" if base else "—"
+            ratio_m = f"{r['peak_extra_mb'] / max(base['peak_extra_mb'], 1):.2f}×" if base else "—"
+            lines.append(f"| {length:,} | {r['method']} | {r['seconds']:.1f} | {ratio_t} | {r['peak_extra_mb']:,.0f} | {ratio_m} |")
+    return "\n".join(lines)
 
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--n", type=int, default=64)
-    parser.add_argument("--lengths", type=int, nargs="+", default=[128, 512, 1024])
-    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--lengths", type=int, nargs="+", default=[128, 512, 1024, 2048])
+    parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
+    parser.add_argument("--out", help="also write the results as JSON here")
+    parser.add_argument("--tokens", type=int, default=TOKENS, help="tokens per length (n · L); smaller for a smoke run")
     parser.add_argument("--child")
     parser.add_argument("--length", type=int)
     args = parser.parse_args()
     if args.child:
-        return child(args)
-
-    print(f"model {MODEL}, N = {args.n}, batch {args.batch_size}, torch threads as configured")
-    run_child("--child", "ours", "--n", "2", "--length", "16", "--batch-size", "2")  # warm: cached weights, compiled kernel
+        print(json.dumps(measure(args.child, args.length, args.tokens)))
+        return
+    if any(m in OUTSIDE for m in args.methods) and not INTEROP.exists():
+        sys.exit(f"{INTEROP} is missing; run `make test` once (it builds .venv-interop) or leave out {', '.join(OUTSIDE)}")
+    print(f"model {MODEL}, {args.tokens:,} tokens per length, one process per method")
+    results = []
     for length in args.lengths:
-        common = ["--n", str(args.n), "--length", str(length), "--batch-size", str(args.batch_size)]
-        r = {m: run_child("--child", m, *common) for m in ("sdpa", "eager", "ours", "float64", "naive")}
-        print(f"L = {length}:")
-        for m, v in r.items():
-            print(f"  {m:<7} {v['seconds']:7.1f} s   peak +{v['peak_extra_mb']:7.0f} MB")
-        sdpa = r["sdpa"]["seconds"]
-        print(f"  (a) ours / plain sdpa forward: {r['ours']['seconds'] / sdpa:.2f}x time "
-              f"(full float64 log-softmax: {r['float64']['seconds'] / sdpa:.2f}x; eager with hooks, nothing reduced: {r['eager']['seconds'] / sdpa:.2f}x)")
-        print(f"  (b) naive / ours: {r['naive']['seconds'] / r['ours']['seconds']:.2f}x time, {r['naive']['peak_extra_mb'] / max(r['ours']['peak_extra_mb'], 1):.1f}x peak memory")
-    with tempfile.TemporaryDirectory() as cache:
-        env = {**os.environ, "ATTNCODA_CACHE": cache}
-        g = run_child("--child", "gguf", env=env)
-    print(f"(c) GGUF load: cold {g['cold']:.1f} s, cached {g['cached']:.1f} s ({g['cold'] / g['cached']:.0f}x faster cached)")
+        for method in args.methods:
+            r = run_child(method, length, args.tokens)
+            results.append(r)
+            print(f"L = {length:>5} {method:<18} " + (f"{r['seconds']:8.1f} s  peak +{r['peak_extra_mb']:8.0f} MB" if "error" not in r else f"failed: {r['error']}"), flush=True)
+    print(table(results))
+    if args.out:
+        Path(args.out).write_text(json.dumps(results, indent=1))
 
 
 if __name__ == "__main__":

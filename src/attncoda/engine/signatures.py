@@ -33,10 +33,14 @@ from ..base.protocol import BATCH_SIZE, DEFAULT_EPS, EPS_SWEEP, N_WINDOWS, WINDO
 from ..math.coda import closure, replace_zeros
 from ..math.rowstats import STATISTICS
 
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 """2: exact-zero replacement only; float64 log-softmax signatures; one-document encoder windows; model-specific sink sets.
 3: the log path reduces the scores in float64 inside the row kernel, one ``exp`` per element (no float64 log-softmax
-array); it agrees with 2 to rounding (``benchmarks/capture_overhead.py``, ``tests/engine/test_capture.py``)."""
+array); it agrees with 2 to rounding (``benchmarks/capture_overhead.py``, ``tests/engine/test_capture.py``).
+4: the forward pass runs sdpa attention and the scores are formed beside it (:mod:`attncoda.engine.score_capture`), for
+every model whose attention goes through transformers' interface; the others keep eager attention (``meta["capture"]``
+says which). Hidden states now follow sdpa's output, which agrees with eager's to float32 rounding, not bit for bit
+(``tests/engine/test_score_capture.py``)."""
 
 SINK_SETS = {
     "first": "key 0 (the first token)",
@@ -146,6 +150,9 @@ class Signatures:
 class SignatureAccumulator:
     """Running sums, fed one layer's attention at a time (see :mod:`attncoda.engine.capture`)."""
 
+    torch_reductions = False
+    """Reduce scores with torch even on the CPU (the branch scores on a GPU take; tests hold the two branches together)."""
+
     def __init__(self, layers: int, heads: int, length: int, causal: bool, sink: tuple[int, ...], eps_values=EPS_SWEEP, stats_eps: float = DEFAULT_EPS):
         self.causal, self.sink, self.eps_values, self.stats_eps = causal, sink, tuple(eps_values), stats_eps
         shape = (layers, heads, length)
@@ -168,36 +175,87 @@ class SignatureAccumulator:
         from the scores in two passes, :func:`~attncoda.math.rowstats.row_statistics_from_scores`)."""
         from ..math.rowstats import row_statistics, row_statistics_from_scores
 
-        if weights.shape[-1] != self.sums.shape[-1] or weights.shape[-2] != self.sums.shape[-1]:
-            raise ValueError(f"expected {self.sums.shape[-1]}×{self.sums.shape[-1]} attention maps, got {tuple(weights.shape[-2:])}")
+        self._check_shape(weights.shape)
         maps = as_numpy(weights)  # a view: (batch, heads, L, L) float32
-        rows = self._picked(maps).astype(np.float64)
-        rows = rows / rows.sum(axis=-1, keepdims=True)  # float32 softmax rows, re-closed in float64
-        self.sums[layer] += rows.sum(axis=0)
-        self.zeros += int(np.count_nonzero(rows == 0))
-        for e in self.eps_values:
-            self.log_sums[e][layer] += np.log(replace_zeros(rows, e)).sum(axis=0)
-        self.rows[layer] += rows.shape[0]
+        heads = slice(None)
+        self._add_probability_rows(layer, heads, self._picked(maps))
         scores = getattr(log_weights, "scores", None)
         if scores is not None:  # two float64 passes over the float32 scores, no log-softmax array
             z = as_numpy(scores)
             stats, lse = row_statistics_from_scores(z, self.sink, self.causal)
-            if self.causal:  # the last query spans every key
-                self.logit_sums[layer] += (z[:, :, -1, :].astype(np.float64) - lse[:, :, -1, None]).sum(axis=0)
-            else:  # Σ_t (z_tj − lse_t), summed over windows and queries
-                self.logit_sums[layer] += z.sum(axis=(0, 2), dtype=np.float64) - lse.sum(axis=(0, 2))[:, None]
-            self.logit_rows[layer] += rows.shape[0]
+            self._add_logits(layer, heads, z, lse)
         elif log_weights is not None:
             logs = as_numpy(log_weights)
             self.logit_sums[layer] += self._picked(logs).sum(axis=0)
-            self.logit_rows[layer] += rows.shape[0]
+            self.logit_rows[layer] += maps.shape[0] * (1 if self.causal else maps.shape[2])
             stats = row_statistics(logs, self.sink, self.causal, self.stats_eps, logs=True)
         else:
             stats = row_statistics(maps, self.sink, self.causal, self.stats_eps)
+        self._add_stats(layer, heads, stats)
+
+    def update_scores(self, layer: int, heads: slice, scores) -> None:
+        """Add one batch of some heads of one layer from their scores alone (:func:`~attncoda.engine.score_capture.capture_scores`):
+        ``scores`` is the softmax's float32 input ``(batch, len(heads), L, L)``, ``−inf`` where a key is hidden, as a torch
+        tensor on any device. The probability rows a signature averages are ``softmax(scores)`` in float32 (as eager
+        attention computes them); the row statistics come from the compiled kernel on the CPU, or from
+        :func:`~attncoda.engine.device_rowstats.row_statistics_torch` on the scores' own device, whose per-row results
+        alone go to the host."""
+        import torch
+
+        from ..math.rowstats import row_statistics_from_scores
+        from .device_rowstats import row_statistics_torch
+
+        self._check_shape(scores.shape)
+        picked = scores[:, :, -1, :] if self.causal else scores.transpose(1, 2).reshape(-1, scores.shape[1], scores.shape[-1])
+        rows = torch.softmax(picked, dim=-1, dtype=torch.float32)
+        self._add_probability_rows(layer, heads, as_numpy(rows))
+        if scores.device.type == "cpu" and not self.torch_reductions:
+            z = as_numpy(scores)
+            stats, lse = row_statistics_from_scores(z, self.sink, self.causal)
+            self._add_logits(layer, heads, z, lse)
+        else:
+            stats, lse = row_statistics_torch(scores, self.sink, self.causal)
+            last = scores[:, :, -1, :].double() - lse[:, :, -1, None] if self.causal else None
+            self._add_logit_sums(layer, heads, scores.shape[0] * (1 if self.causal else scores.shape[2]),
+                                 as_numpy(last.sum(dim=0)) if self.causal else
+                                 as_numpy(torch.where(torch.isfinite(scores), scores.double(), 0.0).sum(dim=(0, 2)) - lse.sum(dim=(0, 2))[:, None]))
+            stats, lse = {k: as_numpy(v) for k, v in stats.items()}, as_numpy(lse)
+        self._add_stats(layer, heads, stats)
+
+    def _check_shape(self, shape) -> None:
+        length = self.sums.shape[-1]
+        if shape[-1] != length or shape[-2] != length:
+            raise ValueError(f"expected {length}×{length} attention maps, got {tuple(shape[-2:])}")
+
+    def _add_probability_rows(self, layer: int, heads: slice, picked: np.ndarray) -> None:
+        """The probability path's sums from the picked float32 rows ``(rows, heads, L)``, re-closed in float64."""
+        rows = picked.astype(np.float64)
+        rows = rows / rows.sum(axis=-1, keepdims=True)
+        self.sums[layer, heads] += rows.sum(axis=0)
+        self.zeros += int(np.count_nonzero(rows == 0))
+        for e in self.eps_values:
+            self.log_sums[e][layer, heads] += np.log(replace_zeros(rows, e)).sum(axis=0)
+        if heads == slice(None) or heads.start == 0:  # each window's rows are counted once per layer
+            self.rows[layer] += rows.shape[0]
+
+    def _add_logits(self, layer: int, heads: slice, z: np.ndarray, lse: np.ndarray) -> None:
+        """The log path's sums from the scores ``z`` ``(batch, heads, L, L)`` and their rows' log-sum-exp."""
+        if self.causal:  # the last query spans every key
+            sums = (z[:, :, -1, :].astype(np.float64) - lse[:, :, -1, None]).sum(axis=0)
+        else:  # Σ_t (z_tj − lse_t), summed over windows and queries
+            sums = z.sum(axis=(0, 2), dtype=np.float64) - lse.sum(axis=(0, 2))[:, None]
+        self._add_logit_sums(layer, heads, z.shape[0] * (1 if self.causal else z.shape[2]), sums)
+
+    def _add_logit_sums(self, layer: int, heads: slice, rows: int, sums: np.ndarray) -> None:
+        self.logit_sums[layer, heads] += sums
+        if heads == slice(None) or heads.start == 0:
+            self.logit_rows[layer] += rows
+
+    def _add_stats(self, layer: int, heads: slice, stats: dict) -> None:
         for name, v in stats.items():
             ok = np.isfinite(v)
-            self.stat_sums[name][layer] += np.where(ok, v, 0.0).sum(axis=0)
-            self.stat_counts[name][layer] += ok.sum(axis=0)
+            self.stat_sums[name][layer, heads] += np.where(ok, v, 0.0).sum(axis=0)
+            self.stat_counts[name][layer, heads] += ok.sum(axis=0)
 
     def finish(self, meta: dict) -> Signatures:
         if np.any(self.rows == 0):
@@ -309,6 +367,7 @@ def compute_spec(loaded, spec: SignatureSpec, seed: int = 0, progress: bool = Fa
 
     from .capture import capture_attention
     from .corpus import ATTRIBUTION, sample_images, text_windows
+    from .score_capture import capture_scores, score_path_reason
 
     info = loaded.info
     n, length, batch_size = spec.n, spec.length, spec.batch_size
@@ -342,7 +401,9 @@ def compute_spec(loaded, spec: SignatureSpec, seed: int = 0, progress: bool = Fa
 
         chunks = tqdm(chunks, desc=f"signatures {info.name}", unit="batch")
     steps = Steps(f"{info.name} seed {seed}: signatures, batches of {batch_size} windows", len(range(0, batches_in.shape[0], batch_size)))
-    with torch.inference_mode(), capture_attention(backbone, acc.update):
+    score_path = score_path_reason(backbone) is None
+    capture = capture_scores(backbone, acc.update_scores) if score_path else capture_attention(backbone, acc.update)
+    with torch.inference_mode(), capture:
         for done, start in enumerate(chunks, 1):
             batch = batches_in[start : start + batch_size]
             if info.vision:
@@ -355,7 +416,7 @@ def compute_spec(loaded, spec: SignatureSpec, seed: int = 0, progress: bool = Fa
         "model_info": info.as_dict(), "corpus_attribution": ATTRIBUTION.get(corpus_name, "images given by the caller"),
         "sink_sets": sink_sets,
         "layout": {"prefix_tokens": prefix, "suffix_tokens": suffix, "bos_prepended": bool(prefix) and info.causal},
-        "causal": info.causal,
+        "causal": info.causal, "capture": "scores beside sdpa" if score_path else "eager",
     }
     sig = acc.finish(meta)
     sig.timings = {"compute_s": time.perf_counter() - started}

@@ -89,7 +89,8 @@ def _scores_kernel(z, is_sink, causal, out, lse):  # pragma: no cover - compiled
     With ``m = max z`` over the support, ``y = z − m``, ``e = exp(y)`` and ``ℓ = ln Σ e``, the row's
     log-probabilities are ``y − ℓ``, so every statistic is a ratio of running sums:
     ``s = Σ_S e / Σ e``; ``H = ℓ − Σ e·y / Σ e``; ``H_C = ln c − (Σ_C e·y − ℓ·Σ_C e) / (c·Σ e)`` with
-    ``c = Σ_C e / Σ e``; ``C_A^⊥ = Σ_C y² − (Σ_C y)²/n`` (a shift of the logs leaves it unchanged).
+    ``c = Σ_C e / Σ e``; ``C_A^⊥ = Σ_C y² − (Σ_C y)²/n`` (a shift of the logs leaves it unchanged). A key whose score
+    is ``−inf`` (hidden by a mask) is outside the row's support.
     """
     rows, queries, keys = z.shape
     for r in prange(rows):
@@ -107,6 +108,8 @@ def _scores_kernel(z, is_sink, causal, out, lse):  # pragma: no cover - compiled
             content_yy = 0.0
             n_content = 0
             for j in range(width):
+                if z[r, t, j] == -np.inf:  # a key hidden by a mask is outside the support
+                    continue
                 y = np.float64(z[r, t, j]) - top
                 e = math.exp(y)
                 ey = e * y if e > 0.0 else 0.0
@@ -194,7 +197,8 @@ def row_statistics_from_scores(scores: np.ndarray, sink, causal: bool) -> tuple[
     Parameters
     ----------
     scores : ndarray, shape (..., Q, K)
-        The softmax's input (attention logits after masking, scaling and any soft-capping), float32 or float64.
+        The softmax's input (attention logits after masking, scaling and any soft-capping), float32 or float64; a key
+        scored ``−inf`` (hidden by a mask) is outside its row's support.
     sink : sequence of int
         Key indices of the sink set S.
     causal : bool
