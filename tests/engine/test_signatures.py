@@ -117,3 +117,17 @@ def test_windows_longer_than_a_sliding_window_are_refused(tmp_path):
     assert gemma.info.attention_window == 16
     with pytest.raises(ValueError, match="sliding attention window of 16 keys"):
         signatures.compute(gemma, n=1, length=24)
+
+
+@needs_corpus
+def test_windows_longer_than_the_corpus_name_the_longest_it_gives(tmp_path):
+    """Asking a causal model's tokenizer for more text than the split holds is one line that names the longest L that
+    fits, and that L works."""
+    import re
+
+    llama = load_model(str(save_tiny("llama", tmp_path / "llama")))
+    with pytest.raises(ValueError, match=r"gives 64 windows of at most \d+ tokens: use a smaller --n or --length") as refused:
+        corpus.text_windows(llama.processor, 64, 10_000_000, seed=0)
+    longest = int(re.search(r"at most (\d+) tokens", str(refused.value)).group(1))
+    ids, _ = corpus.text_windows(llama.processor, 64, longest, seed=0)
+    assert ids.shape == (64, longest)

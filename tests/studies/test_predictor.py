@@ -63,3 +63,14 @@ def test_smoothing_keeps_a_flat_curve_and_damps_noise():
     assert np.allclose(predictor.smoothed(np.full(9, 0.3), 5), 0.3)
     noisy = np.array([0.0, 1.0] * 5)
     assert np.ptp(predictor.smoothed(noisy, 5)[2:-2]) < np.ptp(noisy)
+
+
+def test_an_audit_at_another_length_is_told_whether_the_predictor_covers_it():
+    """The curves were computed for rows of 127 content parts: L = 512 lies outside v2's domain (the predictor abstains
+    and says why), L = 100 inside it, and L = 128 needs no note."""
+    curves, spec = predictor.load_all(version=2)
+    long = predictor.predict(curves, spec, 0.5, {"causal": True, "sink_size": 1, "length": 512})
+    assert long["abstain"] and any("512 keys, outside the calibrated 96-160" in r and "127 content parts" in r for r in long["reasons"])
+    assert "lies outside" in predictor.length_note(spec, 512)
+    assert "lies inside" in predictor.length_note(spec, 100) and not predictor.domain_reasons(spec, {"causal": True, "sink_size": 1, "length": 100})
+    assert predictor.length_note(spec, 128) is None

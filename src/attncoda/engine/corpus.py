@@ -130,7 +130,9 @@ def text_windows(tokenizer, n: int, length: int, seed: int, corpus: str = "wikip
             if len(stream) >= needed:
                 break
         if len(stream) < needed:
-            raise ValueError(f"the {corpus} {split} split has {len(stream)} tokens, fewer than the {needed} that {n} windows of {length} need")
+            longest = len(stream) // n + len(layout.prefix) + len(layout.suffix)
+            raise ValueError(f"the {corpus} {split} split has {len(stream)} tokens, fewer than the {needed} that {n} windows of {length} need; "
+                             f"with this tokenizer it gives {n} windows of at most {longest} tokens: use a smaller --n or --length")
     body = np.asarray(stream[:needed], dtype=np.int64).reshape(n, layout.text_tokens)
     pre = np.tile(np.asarray(layout.prefix, dtype=np.int64), (n, 1))
     post = np.tile(np.asarray(layout.suffix, dtype=np.int64), (n, 1))

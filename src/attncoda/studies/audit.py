@@ -181,6 +181,7 @@ class AuditReport:
     recent_mass: float | None = None  # mean weight a row puts on its most recent keys
     where_from: str = "the signatures' last rows (by key position only)"
     prediction_note: str | None = None  # why no prediction was made, when the predictor could not be read
+    length_note: str | None = None  # at L other than the calibration's: whether the predictor's domain covers it
 
     def to_json(self) -> dict:
         out = asdict(self)
@@ -266,7 +267,7 @@ def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_
         bos_prepended=bool(first.meta["layout"]["bos_prepended"]), top_keys=maps[0]["positions"] if maps else sink_location(first),
         row_sink_mass=float(np.mean([s["row_sink_mass"] for s in per_seed])), signature_sink_mass=s_sig,
         reversal=ReversalReading(mean, tuple(interval), interval_kind, rates, int(sum(s["reversal"]["compared"] for s in per_seed))),
-        prediction=prediction,
+        prediction=prediction, length_note=predictor.length_note(spec, facts["length"]) if spec is not None else None,
         collapse_disagreement=float(np.mean([s["collapse_disagreement"] for s in per_seed])),
         eps_sweep={"bit_identical": all(s["eps_sweep"]["all_identical"] for s in per_seed),
                    "exact_zeros": int(sum(s["eps_sweep"]["exact_zeros"] for s in per_seed))},
@@ -351,7 +352,8 @@ def render(r: AuditReport, fmt: str = "text") -> str:
         pred = f"v{p.version} abstains: " + "; ".join(p.reasons)
     else:
         pred = (f"v{p.version} predicts {100 * p.predicted:.1f} %; observed {100 * r.reversal.rate:.1f} % "
-                f"({p.deviation_points:+.1f} points, {'within' if p.within_tolerance else 'outside'} its tolerance)")
+                f"({p.deviation_points:+.1f} points, {'within' if p.within_tolerance else 'outside'} its tolerance)"
+                + (f"; {r.length_note}" if r.length_note else ""))
     sweep = ("bit-identical verdicts" if r.eps_sweep["bit_identical"] else "verdicts moved") + f" ({r.eps_sweep['exact_zeros']} exact zeros met)"
     lines = [
         ("model", f"{r.model} ({r.architecture}, {'causal' if r.causal else 'bidirectional'}, {r.heads} heads)"),

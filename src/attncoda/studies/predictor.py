@@ -25,8 +25,11 @@ import numpy as np
 
 from ..base.files import read_hashed_json, write_hashed_json
 from ..base.paths import data_dir
-from .calibration import curve_at, load_curves
+from .calibration import CalibrationGrid, curve_at, load_curves
 from .reversal import CLASSICAL
+
+CALIBRATED_CONTENT_PARTS = CalibrationGrid.n_content
+"""The content parts of the synthetic rows the calibration curves were computed on (rows of L = 128 keys, one a sink)."""
 
 V1 = {
     "version": 1,
@@ -124,8 +127,27 @@ def domain_reasons(spec: dict, model: dict | None) -> list[str]:
         reasons.append(f"its sink set has {model['sink_size']} keys; the calibration used one")
     lo, hi = domain["support_range"]
     if not lo <= model["length"] <= hi:
-        reasons.append(f"its rows have {model['length']} keys, outside the calibrated {lo}-{hi}")
+        reasons.append(f"its rows have {model['length']} keys, outside the calibrated {lo}-{hi} "
+                       f"(the curves were computed for rows of {CALIBRATED_CONTENT_PARTS} content parts)")
     return reasons
+
+
+def length_note(spec: dict, length: int) -> str | None:
+    """What an audit at a window length other than the calibration's says about the predictor's reach (v2 domains only):
+    whether ``length`` keys lie inside the domain's support range, beside the content parts the curves were computed for.
+
+    Examples
+    --------
+    >>> print(length_note({"domain": {"support_range": [96, 160]}}, 100))
+    L = 100 lies inside the frozen predictor's domain (rows of 96-160 keys; its curves were computed for rows of 127 content parts)
+    """
+    domain = spec.get("domain")
+    if not domain or length == CALIBRATED_CONTENT_PARTS + 1:
+        return None
+    lo, hi = domain["support_range"]
+    inside = "lies inside" if lo <= length <= hi else "lies outside"
+    return (f"L = {length} {inside} the frozen predictor's domain (rows of {lo}-{hi} keys; its curves were computed for rows of "
+            f"{CALIBRATED_CONTENT_PARTS} content parts)")
 
 
 def predict(curves: dict, spec: dict, sink_mass: float, model: dict | None = None) -> dict:
