@@ -119,3 +119,18 @@ def test_the_report_says_where_attention_goes_over_every_row_and_uses_the_chosen
     assert all(0 <= k["key"] < 24 for k in default["top_keys"])
     other = json.loads(_audit(tiny_env, "--model", str(tiny_env["llama"]), "--seeds", "0", "--format", "json", "--sink", "0,1,2,3").stdout)
     assert other["sink"]["keys"] == [0, 1, 2, 3] and other["row_sink_mass"] > default["row_sink_mass"]  # four keys hold more than one
+
+
+@pytest.mark.slow
+def test_an_audit_loads_its_model_once(tiny_env, tmp_path, monkeypatch, capsys):
+    """The signatures and the attention maps are computed from one loaded model (a cold cache needs both)."""
+    from attncoda.engine import models
+    from attncoda.face.cli import main
+
+    monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "cold"))
+    loads = []
+    real = models._load
+    monkeypatch.setattr(models, "_load", lambda name, ref: loads.append(name) or real(name, ref))
+    main(["audit", "--model", str(tiny_env["llama"]), "--n", "4", "--length", "24", "--triples", "500", "--seeds", "0", "1"])
+    assert "recommendation:" in capsys.readouterr().out
+    assert loads == [str(tiny_env["llama"])]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import socket
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -380,9 +381,34 @@ def load_error(name: str, err: Exception) -> BaseException:
                       "save or download the model again")
 
 
+_REUSED: dict | None = None
+"""Inside :func:`reusing_loads`: the models loaded so far, by resolved reference."""
+
+
+@contextmanager
+def reusing_loads():
+    """Within the block, :func:`load_model` loads each model once and hands the same object to every later caller (one
+    command that reads a model twice, such as the audit's signatures and its attention maps, loads it once)."""
+    global _REUSED
+    outer = _REUSED
+    _REUSED = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _REUSED = outer
+
+
 def load_model(name: str, ref: ModelRef | None = None) -> LoadedModel:
     """Load ``name`` (resolved as ``ref`` if given) with eager attention in float32 on the CPU. Raises ModelError with one clear line."""
     ref = ref or resolve(name)
+    if _REUSED is not None:
+        if ref not in _REUSED:
+            _REUSED[ref] = _load(name, ref)
+        return _REUSED[ref]
+    return _load(name, ref)
+
+
+def _load(name: str, ref: ModelRef) -> LoadedModel:
     kind, target, revision = ref
     notes: list[str] = []
     try:

@@ -181,6 +181,7 @@ def _audit(args) -> None:
     from ..math.metrics import get_metric
     from ..studies import predictor
     from ..engine.attention_map import attention_maps
+    from ..engine.models import reusing_loads
     from ..base.progress import ENV as progress_env
     from ..studies.audit import MAX_TRIPLES, MIN_TRIPLES, audit, check_sink, parse_sink, render
 
@@ -196,7 +197,9 @@ def _audit(args) -> None:
     os.environ.setdefault(progress_env, "-")  # long steps (signatures, where attention goes) report on stderr in every format
     if args.fail_above is not None and not 0 <= args.fail_above < 1:
         raise ValueError(f"--fail-above {args.fail_above} must be a rate between 0 and 1 (e.g. 0.05 for 5 %)")
-    sigs = signature_sets(args.model, tuple(args.seeds), n=args.n, length=args.length)
+    with reusing_loads():  # the signatures and the attention maps read one loaded model
+        sigs = signature_sets(args.model, tuple(args.seeds), n=args.n, length=args.length)
+        maps = attention_maps(args.model, args.seeds, args.n, args.length, parse_sink(args.sink, sigs[0])[1])
     note = None
     try:
         curves, spec = predictor.load_all(version=2)
@@ -204,8 +207,6 @@ def _audit(args) -> None:
         curves = spec = None
         note = f"the frozen predictor could not be read: {err}"
         print(f"attncoda: note: {note}", file=sys.stderr, flush=True)
-    keys = parse_sink(args.sink, sigs[0])[1]
-    maps = attention_maps(args.model, args.seeds, args.n, args.length, keys)
     report = replace(audit(sigs, args.metric, args.sink, args.triples, curves, spec, maps), prediction_note=note)
     if args.fail_above is not None:
         failed = report.reversal.interval[0] > args.fail_above
