@@ -52,7 +52,8 @@ METRIC_COLOURS = {
 METRIC_LABELS = {name: get_metric(name).label for name in METRIC_COLOURS} | {"hellinger": "Hellinger / Fisher–Rao", "content": r"$d_A^\perp$"}
 """Legend labels: the metrics table's labels, with Fisher–Rao named beside Hellinger (same verdicts) and d_A^⊥ in TeX."""
 
-ROW_COLOURS = {"p": "#444444", "q": "#1f77b4", "r": "#d62728"}
+ROW_COLOURS = {"p": "#444444", "q": "#1f77b4", "r": "#ff7f0e"}
+"""The witness rows' colours in every figure (red is kept for "the verdict reverses" in Figure 6)."""
 
 
 def ternary(fig, position):
@@ -63,6 +64,8 @@ def ternary(fig, position):
     ax.set_tlabel("sink")
     ax.set_llabel("a")
     ax.set_rlabel("b")
+    for axis in (ax.taxis, ax.laxis, ax.raxis):  # no tick at a corner, where it would collide with the corner's label
+        axis.set_ticks([0.2, 0.4, 0.6, 0.8])
     ax.grid(alpha=0.3)
     return ax
 

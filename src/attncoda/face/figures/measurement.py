@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.ticker import MaxNLocator
 
 from ...studies.profiles import disagreeing_transitions
 from ..plots import METRIC_COLOURS, METRIC_LABELS, ROW_COLOURS, SMALLEST_PT, panels
@@ -21,7 +22,7 @@ def models_on_curves(curves: dict, points: dict[str, dict], metrics=CLASSICAL):
     for ax, metric in zip(axes, metrics):
         for alpha, style in (("0.1", "-"), ("1.0", "--")):
             ax.plot(s, 100 * np.asarray(curves["curves"][alpha][metric]), style, color=METRIC_COLOURS[metric], label=f"curve, α = {float(alpha):g}")
-        ax.plot(s, 100 * np.asarray(curves["curves"]["0.1"]["content"]), ":", color="black", lw=1, label=r"$d_A^\perp$ (zero)")
+        ax.plot(s, 100 * np.asarray(curves["curves"]["0.1"]["content"]), ":", color="black", lw=2.2, label=r"$d_A^\perp$ (zero)")
         for i, (name, pt) in enumerate(points.items()):
             ax.scatter(pt["sink_mass"], 100 * pt["rates"][metric], marker=markers[i % len(markers)], s=120, color="black", facecolor="gold", zorder=3, label=name)
         ax.set_title(METRIC_LABELS[metric])
@@ -31,7 +32,7 @@ def models_on_curves(curves: dict, points: dict[str, dict], metrics=CLASSICAL):
     from matplotlib.lines import Line2D
 
     handles, labels = axes[0].get_legend_handles_labels()
-    handles[:2] = [Line2D([], [], color="black", linestyle=style) for style in ("-", "--")]  # the curves' key, in no metric's colour
+    handles[:2] = [Line2D([], [], color="gray", linestyle=style) for style in ("-", "--")]  # the curves' key, in no metric's colour
     key = axes[len(metrics)]
     key.axis("off")
     key.legend(handles, labels, loc="center", fontsize="small")
@@ -42,7 +43,7 @@ def models_on_curves(curves: dict, points: dict[str, dict], metrics=CLASSICAL):
 def layer_collapse_grid(profiles: dict[str, dict]):
     """Figure 4: per model, layer-wise ``H`` (red) and ``H(π)`` (green), sink mass dotted; shaded where they disagree in sign."""
     n = len(profiles)
-    fig, axes = panels(n, 3.4)
+    fig, axes = panels(n, 3.4, cols=1 if n == 1 else 2)
     for ax, (name, prof) in zip(axes, profiles.items()):
         h, hp, s = (np.asarray(prof[k]) for k in ("entropy", "content_entropy", "sink_mass"))
         layers = np.arange(1, len(h) + 1)
@@ -53,7 +54,9 @@ def layer_collapse_grid(profiles: dict[str, dict]):
         twin = ax.twinx()
         twin.plot(layers, s, ":", color="gray", label="sink mass")
         twin.set_ylim(0, 1)
-        ax.set_title(name, fontsize=11)
+        twin.set_ylabel("sink mass", color="gray")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # layers are whole numbers
+        ax.set_title(name, fontsize=12)
         ax.set_xlabel("layer")
         ax.set_ylabel("nats")
     handles = axes[0].get_legend_handles_labels()[0] + [plt.Line2D([], [], ls=":", color="gray")]
@@ -72,20 +75,23 @@ def witness_triple_figure(triples: dict[str, dict], sink, top: int = 6):
         ax.text(0.5, 0.5, "no sampled triple reverses all three classical verdicts", ha="center", va="center")
         ax.axis("off")
         return fig
-    fig, axes = panels(len(triples), 3.8)
+    fig, axes = panels(len(triples), 4.4)
     for ax, (name, t) in zip(axes, triples.items()):
         rows = np.asarray(t["rows"])
         s = list(t.get("sink", sink))
         content = np.setdiff1d(np.arange(rows.shape[1]), s)
         order = content[np.argsort(-rows[0, content])[:top]]
         values = np.column_stack([rows[:, s].sum(axis=1), rows[:, order]])
-        width = 0.27
-        for j, (label, colour) in enumerate(zip("pqr", ROW_COLOURS.values())):
+        offset = 0.22
+        for j, (label, colour, marker) in enumerate(zip("pqr", ROW_COLOURS.values(), "os^")):
             head = t["heads"][j]
-            ax.bar(np.arange(values.shape[1]) + (j - 1) * width, values[j], width, color=colour, label=f"{label}: L{head['layer']}H{head['head']}")
+            ax.plot(np.arange(values.shape[1]) + (j - 1) * offset, values[j], marker, ms=7, color=colour, linestyle="none",
+                    label=f"{label}: L{head['layer']}H{head['head']}")  # points, not bars: on a log axis a bar's length means nothing
         ax.set_xticks(range(values.shape[1]), ["sink"] + [f"k{k}" for k in order], fontsize=SMALLEST_PT + 1)
         ax.set_yscale("log")
-        ax.set_title(name, fontsize=11)
-        ax.legend(fontsize=SMALLEST_PT, loc="lower left")
+        ax.set_ylabel("attention weight")
+        ax.grid(axis="y", alpha=0.3)
+        ax.set_title(name, fontsize=12)
+        ax.legend(fontsize=SMALLEST_PT + 1, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3, frameon=False)
     fig.tight_layout()
     return fig

@@ -25,10 +25,12 @@ def witness_figure(rows: dict[str, np.ndarray]):
         ax.set_title(title)
         ax.legend(loc="upper center", ncol=3, fontsize="small")
     ax = ternary(fig, 223)
-    for name, x in rows.items():
+    sizes = np.linspace(260, 70, len(rows))  # nested squares: a dropped row that lands on another stays visible
+    for (name, x), size in zip(rows.items(), sizes):
         ax.scatter(*x, color=ROW_COLOURS[name], s=60, label=f"{name}", zorder=3)
-        ax.scatter(*np.r_[0.0, drop_sink(x)], color=ROW_COLOURS[name], marker="s", facecolor="none", s=60, label=f"{name}'", zorder=3)
-    ax.set_title("(c) on the simplex (squares: dropped)", pad=30)
+        ax.scatter(*np.r_[0.0, drop_sink(x)], color=ROW_COLOURS[name], marker="s", facecolor="none", s=size, lw=1.8,
+                   label=f"{name}'", zorder=3, clip_on=False)
+    ax.set_title("(c) on the simplex (squares: sink dropped)", pad=30)
     ax.legend(loc="upper left", bbox_to_anchor=(1.25, 1.0), fontsize=SMALLEST_PT + 2)
     fig.tight_layout()
     return fig
@@ -40,8 +42,8 @@ def reversal_region_figure(q_positions: np.ndarray, reversed_mask: np.ndarray, p
     ax = ternary(fig, 111)
     ax.scatter(*q_positions[~reversed_mask].T, s=1, color="#bbbbbb", label="same verdict")
     ax.scatter(*q_positions[reversed_mask].T, s=1, color="#d62728", label="verdict reverses")
-    ax.scatter(*p, marker="*", s=200, color="black", label="p", zorder=3)
-    ax.scatter(*r, marker="*", s=200, color="#1f77b4", label="r", zorder=3)
+    ax.scatter(*p, marker="*", s=200, color=ROW_COLOURS["p"], edgecolor="black", label="p", zorder=3)
+    ax.scatter(*r, marker="*", s=200, color=ROW_COLOURS["r"], edgecolor="black", label="r", zorder=3)
     ax.set_title(f"cosine reversal region: {100 * rate:.1f} % of positions", pad=30)
     legend = ax.legend(loc="upper left", bbox_to_anchor=(1.15, 1.0), fontsize="small")
     for handle in legend.legend_handles[:2]:
@@ -78,9 +80,12 @@ def calibration_figure(curves: dict, metrics=CURVES, ax=None):
         for alpha, style in (("0.1", "-"), ("1.0", "--")):
             ys = 100 * np.asarray(curves["curves"][alpha][metric])
             label = f"{METRIC_LABELS[metric]}" if alpha == "0.1" else None
-            ax.plot(s, ys, style, color=METRIC_COLOURS[metric], label=label, lw=1.8 if metric != "content" else 1.0)
-    ax.plot([], [], "k-", label=r"$\alpha = 0.1$")
-    ax.plot([], [], "k--", label=r"$\alpha = 1$")
+            if metric == "content":  # dotted, so its key differs from the α keys' solid and dashed lines
+                ax.plot(s, ys, ":", color=METRIC_COLOURS[metric], label=label, lw=2.2)
+            else:
+                ax.plot(s, ys, style, color=METRIC_COLOURS[metric], label=label, lw=1.8)
+    ax.plot([], [], "-", color="gray", label=r"$\alpha = 0.1$")
+    ax.plot([], [], "--", color="gray", label=r"$\alpha = 1$")
     ax.set_xlabel("signature sink mass")
     ax.set_ylabel("keep-vs-drop reversal rate (%)")
     ax.set_ylim(-2, 60)
