@@ -167,3 +167,23 @@ def test_each_seed_s_own_outcome_stands_beside_the_frozen_rule_s(results):
         assert rows["smollm2-135m"]["each seed"] == "failure, confirmation, failure"
         assert "smollm2-135m: failure, confirmation, failure" in text.borderline_sentence(results, spec, curves)
     assert "each seed" not in text.outcome_rows(results, spec)[0], "without the curves, the table is the frozen rule's alone"
+
+
+def test_the_witness_table_shows_every_classical_verdict_flipping(results):
+    """The witness triples' distances, kept and dropped: each classical metric names one head closer with the sink and
+    the other without it (that is what makes the triple a witness)."""
+    rows = text.witness_distance_rows(results)
+    found = text.witness_triples(results)
+    assert len(rows) == 3 * len(found) and found
+    for row in rows:
+        keep, drop = row["closer (keep → drop)"].split(" → ")
+        assert {keep, drop} == {"q", "r"}, row
+
+
+def test_the_layer_page_answers_its_question_with_seed_consistent_moves(results):
+    """3.1's sentence counts only moves every seed agrees on, gives the paper's Table 2 range beside ours, and its table
+    gives each model's counts (a transition counted for H falling is one where the sink rises)."""
+    sentence = text.layer_answer_sentence(results, PAPER)
+    assert "in all 3 seeds" in sentence and "9.1 % to 46.7 %" in sentence
+    for row in text.layer_answer_rows(results):
+        assert row["… and H falls"] <= row["sink mass rises in every seed"] <= row["transitions"]

@@ -238,3 +238,77 @@ def witness_values(results: dict) -> dict:
                + (f" (not in {', '.join(missing)})" if missing else ""))
     return {"t_found": counted,
             "t_share_min": min(shares) if shares else 0.0, "t_share_max": max(shares) if shares else 0.0}
+
+
+def witness_distance_rows(results: dict) -> list[dict]:
+    """The flip as numbers: for each model's witness triple ``(p; q, r)``, each classical metric's distance from ``p`` to
+    ``q`` and to ``r`` with the sink kept and dropped, and the head it calls closer under each convention (cosine is a
+    similarity: larger is closer)."""
+    from ..math.metrics import CLASSICAL, get_metric
+
+    out = []
+    for name, t in witness_triples(results).items():
+        p, q, r = (np.asarray(row, dtype=np.float64) for row in t["rows"])
+        sink = tuple(t["sink"])
+        for metric in CLASSICAL:
+            m = get_metric(metric)
+            row = {"model": name, "metric": m.label}
+            closer = {}
+            for convention in ("keep", "drop"):
+                dq, dr = float(m(p, q, convention, sink)), float(m(p, r, convention, sink))
+                row[f"{convention}: to q"], row[f"{convention}: to r"] = f"{dq:.4g}", f"{dr:.4g}"
+                closer[convention] = "q" if (dq > dr) == m.larger_is_closer else "r"
+            row["closer (keep → drop)"] = f"{closer['keep']} → {closer['drop']}"
+            out.append(row)
+    return out
+
+
+def share(count: int, total: int) -> str:
+    """``count`` of ``total`` in percent with one decimal.
+
+    Examples
+    --------
+    >>> share(1, 8)
+    '12.5 %'
+    """
+    return f"{100 * count / total:.1f} %" if total else "—"
+
+
+def layer_answer_rows(results: dict) -> list[dict]:
+    """Per model, the counts of :func:`attncoda.studies.profiles.layer_answer` over its seeds' layer profiles, with the
+    seed-0 share the figure shades (every move counted, however small)."""
+    from ..studies.profiles import collapse_disagreement, layer_answer
+
+    rows = []
+    for name, r in results.items():
+        a = layer_answer([s.layers for s in r.per_seed])
+        first = r.first.layers
+        rows.append({"model": name, "transitions": a["transitions"],
+                     "opposite directions, seed 0 (any move)": f"{100 * collapse_disagreement(first['entropy'], first['content_entropy']):.1f} %",
+                     "opposite directions in every seed": f"{a['opposite']} ({share(a['opposite'], a['transitions'])})",
+                     "sink mass rises in every seed": a["sink_rises"],
+                     "… and H falls": a["h_falls_with_sink"], "… and H(π) falls": a["content_falls_with_sink"]})
+    return rows
+
+
+def layer_answer_sentence(results: dict, paper: dict) -> str:
+    """3.1's answer first: where the sink mass rises from one layer to the next (in every seed), how often ``H`` falls
+    and how often ``H(π)`` does, and how often the two move apart in every seed, beside the paper's Table 2 shares."""
+    from ..studies.profiles import layer_answer
+
+    answers = [layer_answer([s.layers for s in r.per_seed]) for r in results.values()]
+    rises = sum(a["sink_rises"] for a in answers)
+    h_falls = sum(a["h_falls_with_sink"] for a in answers)
+    content_falls = sum(a["content_falls_with_sink"] for a in answers)
+    shares = [a["opposite"] / a["transitions"] for a in answers if a["transitions"]]
+    seeds = len(next(iter(results.values())).per_seed)
+    printed = [v["collapse_disagreement"][0] for v in paper["table2"]["models"].values()]
+    if not rises:
+        head = f"On no adjacent-layer transition of our {plural(len(results), 'model')} does the sink mass rise in all {seeds} seeds. "
+    else:
+        head = (f"Where the sink mass rises from one layer to the next in all {seeds} seeds ({rises} transitions over our "
+                f"{plural(len(results), 'model')}), H falls on {h_falls} ({share(h_falls, rises)}) and the content entropy H(π) on "
+                f"{content_falls} ({share(content_falls, rises)}). ")
+    return (head + f"H and H(π) move in opposite directions in every seed on {100 * min(shares):.1f} % to {100 * max(shares):.1f} % of a "
+            f"model's transitions; the paper counts every move of one profile and prints {min(printed):.1f} % to {max(printed):.1f} % "
+            f"on its {len(printed)} models in Table 2 (other models, the paper's numbers).")
