@@ -517,13 +517,13 @@ class Decomposition(NamedTuple):
 
 
 def decompose(p, q, sink: Sink = (0,), eps: float = DEFAULT_EPS) -> Decomposition:
-    """Exact orthogonal split of the Aitchison distance (Lemma 1; methods: :ref:`methods-aitchison`).
+    r"""Exact orthogonal split of the Aitchison distance (Lemma 1; methods: :ref:`methods-aitchison`).
 
-    ``d_A²(p,q) = d_A²(𝒞p_S, 𝒞q_S) + (b(p) − b(q))² + d_A²(𝒞p_C, 𝒞q_C)``
+    :math:`d_A^2(p,q) = d_A^2(\mathcal{C}p_S, \mathcal{C}q_S) + (b(p) - b(q))^2 + d_A^2(\mathcal{C}p_C, \mathcal{C}q_C)`
 
-    Returns the four distances ``total = d_A(p,q)``, ``sink = |b(p) − b(q)|``,
-    ``within_sink = d_A(𝒞p_S, 𝒞q_S)`` (zero when ``k = 1``) and
-    ``content = d_A^⊥(p,q) = d_A(𝒞p_C, 𝒞q_C)``.
+    Returns the four distances in this order: ``total`` :math:`= d_A(p,q)`, ``sink`` :math:`= |b(p) - b(q)|`,
+    ``within_sink`` :math:`= d_A(\mathcal{C}p_S, \mathcal{C}q_S)` (zero when :math:`k = 1`) and
+    ``content`` :math:`= d_A^\perp(p,q) = d_A(\mathcal{C}p_C, \mathcal{C}q_C)`.
 
     Parameters
     ----------
@@ -537,7 +537,7 @@ def decompose(p, q, sink: Sink = (0,), eps: float = DEFAULT_EPS) -> Decompositio
     Returns
     -------
     Decomposition
-        ``total``, ``within_sink``, ``sink`` and ``content`` distances, each of shape (...,).
+        ``total``, ``sink``, ``within_sink`` and ``content`` distances, each of shape (...,).
 
     Examples
     --------
@@ -595,7 +595,7 @@ def content_distance(p, q, sink: Sink = (0,), eps: float = DEFAULT_EPS) -> np.nd
 
 
 def content_concentration(p, sink: Sink = (0,), eps: float = DEFAULT_EPS) -> np.ndarray:
-    """Content concentration ``C_A^⊥(p) = ‖clr(𝒞p_C)‖² = (1/2n) Σ_{i,j∈C} (ln π_i − ln π_j)²``.
+    r"""Content concentration :math:`C_A^\perp(p) = \lVert \mathrm{clr}(\mathcal{C}p_C) \rVert^2 = \frac{1}{2n} \sum_{i,j \in C} (\ln \pi_i - \ln \pi_j)^2`.
 
     Zero for uniform content, large for concentrated content, blind to the sink.
 
@@ -774,7 +774,7 @@ def content_entropy(p, sink: Sink = (0,)) -> np.ndarray:
 
 
 def sink_mass(p, sink: Sink = (0,)) -> np.ndarray:
-    """Sink mass ``s = Σ_{i∈S} p_i``.
+    r"""Sink mass :math:`s = \sum_{i \in S} p_i`.
 
     Parameters
     ----------

@@ -11,9 +11,9 @@ from .taxonomy import as_dissimilarity, partition_agreement
 
 
 def small_part_share(rows: np.ndarray, sink, eps: float, threshold: float = SMALL_PART, pairs: int = 2000, seed: int = 0) -> float:
-    """Fraction of squared ``d_A^⊥`` carried by content log-ratio pairs in which some entry is below ``threshold``.
+    r"""Fraction of squared ``d_A^⊥`` carried by content log-ratio pairs in which some entry is below ``threshold``.
 
-    ``d_A^⊥(p, q)² = (1/2n) Σ_{i,j∈C} (u_i − u_j)²`` with ``u = ln π(p) − ln π(q)``; the share sums
+    :math:`d_A^\perp(p, q)^2 = \frac{1}{2n} \sum_{i,j \in C} (u_i - u_j)^2` with :math:`u = \ln \pi(p) - \ln \pi(q)`; the share sums
     the terms whose pair ``(i, j)`` has an entry of ``π(p)`` or ``π(q)`` below the threshold, over a
     sample of head pairs.
     """
