@@ -108,15 +108,15 @@ def test_signatures_from_the_score_path_agree_with_the_eager_path(tiny, family, 
 
 
 def test_chunks_of_heads_give_the_same_signatures(tiny, monkeypatch):
-    """One head per chunk (a tiny byte budget) against every head at once: the same numbers (GQA included)."""
+    """One window of one head per chunk (a tiny byte budget) against the whole batch at once: the same numbers (GQA included)."""
     loaded = load_model(str(tiny["qwen2"]))
     whole = compute(loaded, n=3, length=20, seed=0, batch_size=2)
     monkeypatch.setattr(score_capture, "CHUNK_BYTES", 1)
     seen = []
     original = score_capture._scores
-    monkeypatch.setattr(score_capture, "_scores", lambda *a, **k: seen.append(a[2]) or original(*a, **k))
+    monkeypatch.setattr(score_capture, "_scores", lambda *a, **k: seen.append((a[0].shape[0], a[2])) or original(*a, **k))
     chunked = compute(loaded, n=3, length=20, seed=0, batch_size=2)
-    assert {s.stop - s.start for s in seen} == {1}
+    assert {(windows, heads.stop - heads.start) for windows, heads in seen} == {(1, 1)}  # one window of one head
     np.testing.assert_allclose(chunked.logit, whole.logit, rtol=1e-12)
     for name in STATISTICS:
         np.testing.assert_allclose(chunked.stats[name], whole.stats[name], rtol=1e-12, equal_nan=True)

@@ -8,8 +8,8 @@ kernel never builds it. Through transformers' ``AttentionInterface`` this module
 
 1. returns ``sdpa_attention_forward``'s output, so the forward pass is the plain sdpa one;
 2. forms ``z = q·kᵀ · scaling`` (plus any position bias), with ``−inf`` where the layer's mask hides a key (the causal
-   triangle, a sliding window, padding), for ``heads_per_chunk`` heads at a time, and hands each chunk to
-   ``on_scores(layer, heads, z)`` while only that chunk exists.
+   triangle, a sliding window, padding), a few heads (or, at long L, a few windows of one head) at a time, and hands
+   each chunk to ``on_scores(layer, heads, z)`` while only that chunk exists.
 
 The extra work over a plain forward pass is one ``q·kᵀ`` per layer and one read of it. The scores are the same matmul
 eager attention computes (``matmul(q, repeat_kv(k)ᵀ) · scaling``); they differ from eager's in a layer only because
@@ -33,7 +33,9 @@ from .capture import CaptureError, attention_modules
 IMPLEMENTATION = "attncoda_scores"
 """The name under which the score-capturing attention function is registered with transformers."""
 CHUNK_BYTES = 16 * 2**20
-"""Budget of one chunk of float32 scores: ``heads_per_chunk = max(1, CHUNK_BYTES // (batch · Q · K · 4))``."""
+"""Budget of one chunk of float32 scores: ``heads_per_chunk = max(1, CHUNK_BYTES // (batch · Q · K · 4))``; when one
+head of the whole batch is over it, one head of ``max(1, CHUNK_BYTES // (Q · K · 4))`` windows at a time (so a chunk
+exceeds the budget only when a single window's ``Q × K`` scores do: above L ≈ 2,048)."""
 
 _active: dict = {}
 """The one capture in progress: ``on_scores`` and the module → layer map (a module-level slot, since transformers calls
@@ -52,8 +54,15 @@ def score_path_reason(model) -> str | None:
     return None
 
 
-def _heads_per_chunk(batch: int, queries: int, keys: int) -> int:
-    return max(1, CHUNK_BYTES // max(1, batch * queries * keys * 4))
+def _chunks(batch: int, heads: int, queries: int, keys: int):
+    """The ``(windows, heads)`` slices the scores are formed in: whole batches of several heads while they fit the
+    budget, else one head of as many windows as fit (at least one)."""
+    head_bytes = max(1, queries * keys * 4)
+    windows = min(batch, max(1, CHUNK_BYTES // head_bytes))
+    step = max(1, CHUNK_BYTES // (batch * head_bytes)) if windows == batch else 1
+    for first in range(0, batch, windows):
+        for start in range(0, heads, step):
+            yield slice(first, min(batch, first + windows)), slice(start, min(heads, start + step))
 
 
 def _scores(query, key, heads: slice, groups: int, scaling: float, mask, causal: bool, position_bias) -> torch.Tensor:
@@ -112,13 +121,13 @@ def _attention(module, query, key, value, attention_mask, dropout: float = 0.0, 
     state["called"][layer] += 1
     scaling = scaling if scaling is not None else query.shape[-1] ** -0.5
     causal = bool(kwargs.get("is_causal", getattr(module, "is_causal", False)))
-    heads, kv_heads = query.shape[1], key.shape[1]
-    groups = heads // kv_heads
-    step = _heads_per_chunk(query.shape[0], query.shape[2], key.shape[2])
-    for start in range(0, heads, step):
-        chunk = slice(start, min(heads, start + step))
-        z = _scores(query, key, chunk, groups, scaling, attention_mask, causal, kwargs.get("position_bias"))
-        state["on_scores"](layer, chunk, z)
+    groups = query.shape[1] // key.shape[1]
+    bias = kwargs.get("position_bias")
+    for windows, heads in _chunks(query.shape[0], query.shape[1], query.shape[2], key.shape[2]):
+        mask = attention_mask[windows] if attention_mask is not None and attention_mask.shape[0] > 1 else attention_mask
+        z = _scores(query[windows], key[windows], heads, groups, scaling, mask, causal,
+                    bias[windows] if bias is not None and bias.shape[0] > 1 else bias)
+        state["on_scores"](layer, heads, z)
         del z
     return output, None
 
@@ -134,8 +143,10 @@ def _register() -> None:
 @contextmanager
 def capture_scores(model, on_scores: Callable):
     """Within the block, every forward pass runs sdpa attention and calls ``on_scores(layer, heads, scores)`` for each
-    chunk of heads of each attention layer: ``heads`` a slice of the layer's query heads, ``scores`` their float32
-    ``(batch, len(heads), Q, K)`` softmax input, ``−inf`` where a key is hidden.
+    chunk of each attention layer: ``heads`` a slice of the layer's query heads, ``scores`` their float32
+    ``(windows, len(heads), Q, K)`` softmax input, ``−inf`` where a key is hidden. ``windows`` is the whole batch, or
+    consecutive slices of it when one head of the whole batch is over :data:`CHUNK_BYTES`, so ``on_scores`` must sum
+    over windows rather than expect each batch whole.
 
     Raises CaptureError up front when the architecture is not covered (:func:`score_path_reason`), and after the block
     when some attention layer ran without calling the function. The model's attention implementation is restored on
