@@ -109,3 +109,41 @@ def test_readme_command_leaves_the_record_as_it_is(command, checkout):
         assert len(lines) == 1 and lines[0].startswith("attncoda: error: "), f"one line: {lines}"
     status = subprocess.run(["git", "-C", str(checkout), "status", "--porcelain"], capture_output=True, text=True).stdout
     assert status == "", f"{command} changed committed files:\n{status}"
+
+
+LONGEST_LENGTH = re.compile(r"of at most (?P<encoders>[\d,]+) tokens for the encoders \((?P<encoder_names>[^:]+):"
+                            r".*?(?P<gemma>[\d,]+) for gemma3-270m and (?P<qwen>[\d,]+) for qwen2.5-coder-0.5b; "
+                            r"smollm2-135m stops first at its (?P<smollm>[\d,]+) positions", flags=re.S)
+
+
+def _longest_lengths() -> dict[str, int]:
+    found = LONGEST_LENGTH.search((ROOT / "README.md").read_text())
+    assert found, "the README no longer states the longest --length the corpus gives each default model"
+    number = {k: int(v.replace(",", "")) for k, v in found.groupdict().items() if k != "encoder_names"}
+    encoders = [n.strip() for n in found["encoder_names"].split(",")]
+    return {**{n: number["encoders"] for n in encoders}, "gemma3-270m": number["gemma"], "qwen2.5-coder-0.5b": number["qwen"],
+            "smollm2-135m": number["smollm"]}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m", "qwen2.5-coder-0.5b"])
+def test_the_readme_states_the_longest_length_each_default_model_can_audit(name):
+    """The README's longest L at the default 64 windows: that L works, one more token is refused in one line (by the
+    corpus, or by the model's positions for smollm2-135m)."""
+    from attncoda.base.protocol import N_WINDOWS
+    from attncoda.engine import corpus, registry
+    from attncoda.engine.models import ModelError, check_length, load_model
+
+    if not registry.REGISTRY[name].installed():
+        pytest.skip(f"{name} is not installed here (make models)")
+    longest = _longest_lengths()[name]
+    loaded = load_model(name)
+    check_length(loaded, longest)
+    corpus.text_windows(loaded.processor, N_WINDOWS, longest, seed=0)
+    with pytest.raises((ValueError, ModelError)) as refused:
+        check_length(loaded, longest + 1)
+        corpus.text_windows(loaded.processor, N_WINDOWS, longest + 1, seed=0)
+    assert "\n" not in str(refused.value)
+    if not loaded.info.causal or name == "smollm2-135m":
+        return
+    assert f"at most {longest} tokens" in str(refused.value), str(refused.value)
