@@ -7,6 +7,8 @@ same run, since this machine's speed drifts between runs.
 
 Methods:
   sdpa       the backbone's plain forward, sdpa attention, nothing captured (the baseline);
+  scores     sdpa's forward with each layer's scores formed beside it (`score_capture`), nothing reduced: what the extra
+             q·kᵀ costs alone, so that ours − scores is what the reductions cost;
   ours       `signatures.compute`: the scores formed beside sdpa (`score_capture`) and every reduction of the record;
   ours-eager the same reductions fed by eager attention under hooks (the capture before this benchmark's protocol);
   eager      eager attention under the capture hooks, nothing reduced (what eager attention itself costs);
@@ -22,6 +24,7 @@ Windows: n · L = 16,384 tokens at every L (128 windows of 128, 32 of 512, 16 of
 8, 8, 4 and 2 windows.
 
 Usage: python benchmarks/capture_overhead.py [--lengths 128 512 1024 2048] [--methods ...] [--out FILE.json]
+(--out also writes the Markdown table beside the JSON, as FILE.md; benchmarks/results/ keeps the committed run)
 """
 
 import argparse
@@ -36,7 +39,7 @@ from pathlib import Path
 MODEL = "smollm2-135m"
 ROOT = Path(__file__).resolve().parents[1]
 INTEROP = ROOT / ".venv-interop" / "bin" / "python"
-METHODS = ("sdpa", "ours", "ours-eager", "eager", "output-attentions", "transformerlens", "nnsight")
+METHODS = ("sdpa", "scores", "ours", "ours-eager", "eager", "output-attentions", "transformerlens", "nnsight")
 OUTSIDE = ("transformerlens", "nnsight")
 TOKENS = 16_384
 BATCH = {128: 8, 512: 8, 1024: 4, 2048: 2}
@@ -112,10 +115,18 @@ def _runner(method: str, length: int):
             return saved
 
         return model, trace
-    implementation = "sdpa" if method == "sdpa" else "eager"
+    implementation = "sdpa" if method in ("sdpa", "scores") else "eager"
     model = tf.AutoModel.from_pretrained(folder, attn_implementation=implementation, dtype=torch.float32).eval()
     if method == "sdpa":
         return model, lambda batch: model(input_ids=batch, attention_mask=torch.ones_like(batch))
+    if method == "scores":
+        from attncoda.engine.score_capture import capture_scores
+
+        def scored(batch):
+            with capture_scores(model, lambda layer, heads, z: None):
+                return model(input_ids=batch, attention_mask=torch.ones_like(batch))
+
+        return model, scored
     if method == "output-attentions":
         return model, lambda batch: model(input_ids=batch, attention_mask=torch.ones_like(batch), output_attentions=True)
     from attncoda.engine.capture import capture_attention
@@ -166,6 +177,19 @@ def run_child(method: str, length: int, tokens: int = TOKENS) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _machine(tokens: int) -> str:
+    """One line on what ran: model, tokens per length, cores, CPU and library versions."""
+    import platform
+
+    import torch
+    import transformers
+
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")),
+               platform.processor()) if Path("/proc/cpuinfo").exists() else platform.processor()
+    return (f"{MODEL}, {tokens:,} tokens per length, one process per method; {os.cpu_count()} cores ({cpu}), "
+            f"torch {torch.__version__}, transformers {transformers.__version__}")
+
+
 def table(results: list[dict]) -> str:
     """The Markdown table of the run: time and peak memory of each method as ratios to sdpa's."""
     lines = ["| L | method | time (s) | time / sdpa | peak extra (MB) | peak / sdpa |", "|---|---|---|---|---|---|"]
@@ -205,7 +229,10 @@ def main():
             print(f"L = {length:>5} {method:<18} " + (f"{r['seconds']:8.1f} s  peak +{r['peak_extra_mb']:8.0f} MB" if "error" not in r else f"failed: {r['error']}"), flush=True)
     print(table(results))
     if args.out:
-        Path(args.out).write_text(json.dumps(results, indent=1))
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(results, indent=1) + "\n")
+        out.with_suffix(".md").write_text(f"{_machine(args.tokens)}\n\n{table(results)}\n")
 
 
 if __name__ == "__main__":
