@@ -164,3 +164,22 @@ def test_a_sliding_window_hides_keys_in_the_scores(tmp_path):
     t, j = torch.arange(12)[:, None], torch.arange(12)[None, :]
     assert torch.isinf(got[0][..., (j > t) | (j <= t - 5)]).all() and torch.isfinite(got[0][..., (j <= t) & (j > t - 5)]).all()
     assert torch.isfinite(got[1][..., j <= t]).all() and torch.isinf(got[1][..., j > t]).all()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m", "qwen2.5-coder-0.5b"])
+def test_device_reductions_agree_with_the_kernel_on_each_default_model(name, monkeypatch):
+    """On the real default models (those installed here), the accumulator's torch reductions give the compiled
+    kernel's signatures to 1e-10; MPNet keeps the eager capture, whose reductions are the kernel's either way."""
+    from attncoda.engine import registry, signatures
+
+    if not registry.REGISTRY[name].installed():
+        pytest.skip(f"{name} is not installed here (make models)")
+    loaded = load_model(name)
+    kernel = compute(loaded, n=4, length=48, seed=0, batch_size=4)
+    monkeypatch.setattr(signatures.SignatureAccumulator, "torch_reductions", True)
+    device = compute(loaded, n=4, length=48, seed=0, batch_size=4)
+    assert kernel.meta["capture"] == ("eager" if name == "mpnet-base" else "scores beside sdpa")
+    np.testing.assert_allclose(device.logit, kernel.logit, rtol=1e-10)
+    for name_ in STATISTICS:
+        np.testing.assert_allclose(device.stats[name_], kernel.stats[name_], rtol=1e-10, atol=1e-12, equal_nan=True, err_msg=name_)
