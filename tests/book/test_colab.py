@@ -10,7 +10,7 @@ import nbformat
 import pytest
 
 from attncoda.face.chapters import CHAPTERS
-from attncoda.face.colab import colab_model, pin_colab_cell
+from attncoda.face.colab import colab_model, with_colab_cell
 
 ROOT = Path(__file__).parents[2]
 
@@ -21,16 +21,23 @@ def _colab_cell(nb):
     return cells[0]
 
 
-def test_every_chapter_starts_with_a_pinnable_colab_cell_and_names_its_colab_model():
+def test_chapters_are_committed_without_the_colab_cell_and_the_build_inserts_it_first():
     for chapter in CHAPTERS.values():
         nb = nbformat.read(ROOT / "notebooks" / f"{chapter.notebook}.ipynb", as_version=4)
-        cell = _colab_cell(nb)
-        assert nb.cells.index(cell) == 1 and "remove-cell" in cell.metadata["tags"]
-        pinned = pin_colab_cell(cell.source, "https://example.org/r", "0123abc")
-        assert 'COMMIT = "0123abc"' in pinned and 'REPOSITORY = "https://example.org/r"' in pinned
+        assert not [c for c in nb.cells if "colab" in c.metadata.get("tags", [])], f"{chapter.notebook}: the build inserts the Colab cell"
+        pinned = with_colab_cell(nb, "https://example.org/r", "0123abc")
+        cell = _colab_cell(pinned)
+        assert pinned.cells.index(cell) == 1 and pinned.cells[0].cell_type == "markdown" and "remove-cell" in cell.metadata["tags"]
+        assert 'COMMIT = "0123abc"' in cell.source and 'REPOSITORY = "https://example.org/r"' in cell.source
+        nbformat.validate(pinned)
         if chapter.per_model:
             assert chapter.colab_model, f"say which model chapter {chapter.key} measures in Colab"
             assert f'colab_model("{chapter.key}", model)' in "".join(c.source for c in nb.cells)
+
+
+def test_a_quote_cannot_reach_the_colab_cell_s_code():
+    with pytest.raises(ValueError, match="quotes"):
+        with_colab_cell(nbformat.v4.new_notebook(), 'https://x"; import os; os.system("rm -rf /")', "abc")
 
 
 def test_a_clean_build_pins_the_colab_copies_and_each_page_s_download(tmp_path, monkeypatch):
@@ -99,9 +106,7 @@ def test_every_chapter_runs_its_colab_branch_in_a_bare_environment(tmp_path, mon
     (tmp_path / "content" / "attncoda-src" / "half-cloned").write_text("")
 
     for chapter in CHAPTERS.values():
-        nb = nbformat.read(ROOT / "notebooks" / f"{chapter.notebook}.ipynb", as_version=4)
-        cell = _colab_cell(nb)
-        cell.source = pin_colab_cell(cell.source, str(clone), commit)
+        nb = with_colab_cell(nbformat.read(ROOT / "notebooks" / f"{chapter.notebook}.ipynb", as_version=4), str(clone), commit)
         pinned = tmp_path / f"{chapter.notebook}.ipynb"
         nbformat.write(nb, str(pinned))
         params = dict(chapter.small)

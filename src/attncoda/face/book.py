@@ -79,18 +79,21 @@ COLAB_BRANCH = "colab"
 
 
 def write_colab_notebooks(stage: Path) -> Path | None:
-    """Write each chapter's source notebook, its Colab cell pinned to this commit, to ``_build/colab/<commit>/notebooks/``,
-    pin the staged executed copies (each page's download) the same way, and point the staged book's Colab buttons at
-    them (branch :data:`COLAB_BRANCH`, folder ``<commit>``).
+    """Write each chapter's source notebook, with the Colab cell pinned to this commit inserted
+    (:func:`~attncoda.face.colab.with_colab_cell`), to ``_build/colab/<commit>/notebooks/``, insert the same cell into
+    the staged executed copies (each page's download), and point the staged book's Colab buttons at them (branch
+    :data:`COLAB_BRANCH`, folder ``<commit>``).
 
-    Only from a clean tree (the pinned commit must hold the code that ran); otherwise the buttons open ``main``.
+    Only from a clean tree (the pinned commit must hold the code that ran); otherwise nothing is written and the buttons
+    open the notebooks on ``main``, as committed (without the cell: a build of uncommitted changes has no commit Colab
+    could install).
     """
     import re
 
     import nbformat
 
     from ..base.provenance import code_version
-    from .colab import pin_colab_cell, repository_url
+    from .colab import repository_url, with_colab_cell
 
     version = code_version()
     commit = version.get("git_commit") if version.get("clean") else None
@@ -106,11 +109,7 @@ def write_colab_notebooks(stage: Path) -> Path | None:
                                (staged, staged)):
             if not source.exists():
                 continue
-            nb = nbformat.read(str(source), as_version=4)
-            for cell in nb.cells:
-                if "colab" in cell.metadata.get("tags", []):
-                    cell.source = pin_colab_cell(cell.source, url, commit)
-            nbformat.write(nb, str(target))
+            nbformat.write(with_colab_cell(nbformat.read(str(source), as_version=4), url, commit), str(target))
     config = stage / "_config.yml"
     text = re.sub(r"^(  branch:).*$", rf"\1 {COLAB_BRANCH}", config.read_text(), count=1, flags=re.M)
     config.write_text(re.sub(r'^(  path_to_book:).*$', rf'\1 "{commit}"', text, count=1, flags=re.M))

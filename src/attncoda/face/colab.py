@@ -4,15 +4,15 @@ In Colab the offline default models (registry packages of about 1.3 GB) are not 
 reachable, so each model chapter measures a model Colab can download: the paper's own where it fits the
 chapter (its :attr:`~attncoda.face.chapters.Chapter.colab_model`). A reader who sets ``model`` in the parameters cell gets that model instead.
 
-The button opens a copy of the chapter's notebook whose first cell installs the package at the commit the
-page was built from (:func:`pin_colab_cell`); ``attncoda book`` writes those copies to ``_build/colab/<commit>/``
-and the publishing workflow pushes them to the repository's ``colab`` branch.
+The button opens a copy of the chapter's notebook whose first code cell installs the package at the commit the
+page was built from: the chapters are committed without that cell, and ``attncoda book`` inserts it
+(:func:`with_colab_cell`) into the copies it writes to ``_build/colab/<commit>/`` and into each page's download; the
+publishing workflow pushes the copies to the repository's ``colab`` branch.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 FORCE = "ATTNCODA_COLAB"
@@ -36,19 +36,52 @@ def colab_model(chapter: str, model: str) -> str:
     return model
 
 
-def pin_colab_cell(source: str, repository: str, commit: str) -> str:
-    """The Colab cell's source with its ``REPOSITORY`` and ``COMMIT`` lines set.
+COLAB_SOURCE = """\
+# In Colab only (elsewhere nothing happens): install attncoda at the commit this notebook was built from, with its text
+# corpora, and work in its checkout, whose data/ the chapters read. The book build inserts this cell.
+import importlib, os, subprocess, sys
+REPOSITORY = "{repository}"
+COMMIT = "{commit}"
+if "google.colab" in sys.modules or os.environ.get("ATTNCODA_COLAB") == "1":
+    checkout = os.path.join(os.environ.get("ATTNCODA_COLAB_DIR", "/content"), "attncoda-src")
+    installed = os.path.join(checkout, ".attncoda-installed")  # written last: an interrupted install is redone
+    if not os.path.exists(installed):
+        subprocess.run(["rm", "-rf", checkout], check=True)
+        subprocess.run(["git", "clone", "--quiet", REPOSITORY, checkout], check=True)
+        subprocess.run(["git", "-C", checkout, "checkout", "--quiet", COMMIT], check=True)
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", checkout + "[colab]"], check=True)
+        subprocess.run([sys.executable, "-m", "attncoda.face.cli", "models", "--corpora"], check=True, stdout=subprocess.DEVNULL)
+        open(installed, "w").close()
+        importlib.invalidate_caches()
+    os.chdir(os.path.join(checkout, "notebooks"))"""
+"""The Colab cell's source, with ``{repository}`` and ``{commit}`` to fill in."""
+COLAB_TAG = "colab"
+
+
+def with_colab_cell(nb, repository: str, commit: str):
+    """``nb`` with the Colab cell (:data:`COLAB_SOURCE`, pinned to ``repository`` at ``commit``, tagged ``remove-cell``
+    so no page shows it) as its first code cell, after the title; a Colab cell already there is replaced, so inserting
+    twice gives one cell.
 
     Examples
     --------
-    >>> pin_colab_cell('REPOSITORY = "x"  # a\\nCOMMIT = "main"  # b', "https://github.com/o/r", "abc123")
-    'REPOSITORY = "https://github.com/o/r"  # a\\nCOMMIT = "abc123"  # b'
+    >>> import nbformat
+    >>> nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Title"), nbformat.v4.new_code_cell("x = 1")])
+    >>> nb = with_colab_cell(with_colab_cell(nb, "https://github.com/o/r", "main"), "https://github.com/o/r", "abc123")
+    >>> [c.cell_type for c in nb.cells], 'COMMIT = "abc123"' in nb.cells[1].source
+    (['markdown', 'code', 'code'], True)
     """
-    source, found_repo = re.subn(r'^REPOSITORY = "[^"]*"', f'REPOSITORY = "{repository}"', source, count=1, flags=re.M)
-    source, found_commit = re.subn(r'^COMMIT = "[^"]*"', f'COMMIT = "{commit}"', source, count=1, flags=re.M)
-    if not (found_repo and found_commit):
-        raise ValueError("the notebook's Colab cell has no REPOSITORY = \"...\" and COMMIT = \"...\" lines")
-    return source
+    import nbformat
+
+    if '"' in repository or '"' in commit or "\n" in repository + commit:
+        raise ValueError(f"a repository address or commit with quotes or line breaks cannot be written into the Colab cell: {repository!r} {commit!r}")
+    cells = [c for c in nb.cells if COLAB_TAG not in c.metadata.get("tags", [])]
+    cell = nbformat.v4.new_code_cell(COLAB_SOURCE.format(repository=repository, commit=commit))
+    cell.metadata["tags"] = ["remove-cell", COLAB_TAG]
+    cell.id = "colab-install"
+    first = 1 if cells and cells[0].cell_type == "markdown" else 0
+    nb.cells = cells[:first] + [cell] + cells[first:]
+    return nb
 
 
 def repository_url() -> str:
