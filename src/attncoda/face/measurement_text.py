@@ -256,7 +256,7 @@ def witness_distance_rows(results: dict) -> list[dict]:
             closer = {}
             for convention in ("keep", "drop"):
                 dq, dr = float(m(p, q, convention, sink)), float(m(p, r, convention, sink))
-                row[f"{convention}: to q"], row[f"{convention}: to r"] = f"{dq:.4g}", f"{dr:.4g}"
+                row[f"{convention}: to q"], row[f"{convention}: to r"] = f"{dq:.4f}", f"{dr:.4f}"
                 closer[convention] = "q" if (dq > dr) == m.larger_is_closer else "r"
             row["closer (keep → drop)"] = f"{closer['keep']} → {closer['drop']}"
             out.append(row)

@@ -66,6 +66,8 @@ def ternary(fig, position):
     ax.set_rlabel("b")
     for axis in (ax.taxis, ax.laxis, ax.raxis):  # no tick at a corner, where it would collide with the corner's label
         axis.set_ticks([0.2, 0.4, 0.6, 0.8])
+        axis.set_label_rotation_mode("horizontal")  # corner labels upright, not turned along their axis
+    ax.raxis.set_tick_params(pad=9)  # the bottom edge's labels clear of markers on the edge (a row without its sink)
     ax.grid(alpha=0.3)
     return ax
 
