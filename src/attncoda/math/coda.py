@@ -239,8 +239,7 @@ def clr(x) -> np.ndarray:
     a = _finite_nonneg(x, "x")
     if np.any(a == 0):
         raise ValueError("clr needs strictly positive parts; apply replace_zeros() first")
-    lx = np.log(a)
-    return lx - lx.mean(axis=-1, keepdims=True)
+    return centre(np.log(a))
 
 
 def log_rows(p, eps: float) -> np.ndarray:
@@ -481,7 +480,30 @@ def balance(p, sink: Sink = (0,), eps: float = DEFAULT_EPS) -> np.ndarray:
     0.566
     """
     lx = log_rows(p, eps)
-    s_idx, c_idx = split_indices(sink, lx.shape[-1])
+    return balance_from_logs(lx, *split_indices(sink, lx.shape[-1]))
+
+
+def balance_from_logs(lx: np.ndarray, s_idx: np.ndarray, c_idx: np.ndarray) -> np.ndarray:
+    """:func:`balance` from the row's logs ``lx = ln p`` and the sink and content indices (one code path for
+    :func:`balance` and :func:`decompose`).
+
+    Parameters
+    ----------
+    lx : ndarray, shape (..., D)
+        Logs of the (zero-replaced) rows.
+    s_idx, c_idx : ndarray of int
+        Indices of the sink parts S and the content parts C.
+
+    Returns
+    -------
+    ndarray, shape (...,)
+        The sink-vs-content balance b(p), one per row.
+
+    Examples
+    --------
+    >>> float(balance_from_logs(np.log(np.array([0.5, 0.25, 0.25])), np.array([0]), np.array([1, 2])).round(4))
+    0.566
+    """
     k, n = len(s_idx), len(c_idx)
     return np.sqrt(k * n / (k + n)) * (lx[..., s_idx].mean(axis=-1) - lx[..., c_idx].mean(axis=-1))
 
@@ -547,18 +569,15 @@ def decompose(p, q, sink: Sink = (0,), eps: float = DEFAULT_EPS) -> Decompositio
     """
     lp, lq = _log_pair(p, q, eps)
     s_idx, c_idx = split_indices(sink, lp.shape[-1])
-    k, n = len(s_idx), len(c_idx)
 
     def norm(v):
         return np.sqrt(np.sum(v * v, axis=-1))
 
     total = norm(centre(lp) - centre(lq))
     within = norm(centre(lp[..., s_idx]) - centre(lq[..., s_idx]))
-    coef = np.sqrt(k * n / (k + n))
-    bp = coef * (lp[..., s_idx].mean(axis=-1) - lp[..., c_idx].mean(axis=-1))
-    bq = coef * (lq[..., s_idx].mean(axis=-1) - lq[..., c_idx].mean(axis=-1))
+    sink_part = np.abs(balance_from_logs(lp, s_idx, c_idx) - balance_from_logs(lq, s_idx, c_idx))
     content = norm(content_clr(lp, c_idx) - content_clr(lq, c_idx))
-    return Decomposition(total=total, sink=np.abs(bp - bq), within_sink=within, content=content)
+    return Decomposition(total=total, sink=sink_part, within_sink=within, content=content)
 
 
 def content_distance(p, q, sink: Sink = (0,), eps: float = DEFAULT_EPS) -> np.ndarray:
