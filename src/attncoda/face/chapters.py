@@ -395,6 +395,7 @@ def run_chapter(
         note_missing_models(chapter, model, record)
     remove_stale_twins(target)  # the half-written copies of runs that were killed (SIGKILL) before they could remove them
     partial = target.with_name(staging_prefix(target) + "part.ipynb")
+    kernel_log = target.with_name(staging_prefix(target) + "kernel.log")
     env_before = {k: os.environ.get(k) for k in (*KERNEL_QUIET, "ATTNCODA_HOME", progress_env, RECORD_ENV)}
     os.environ.update(KERNEL_QUIET)
     os.environ["ATTNCODA_HOME"] = str(root)
@@ -408,14 +409,16 @@ def run_chapter(
     try:
         papermill.execute_notebook(
             str(source), str(partial), parameters=params, kernel_name="python3", cwd=str(root / "notebooks"), progress_bar=progress,
-            extra_arguments=KERNEL_ARGUMENTS,
+            extra_arguments=KERNEL_ARGUMENTS, kernel_manager_class=kernel_manager(kernel_log),
         )
     except PapermillExecutionError as err:
         on = f" on model {params['model']!r}" if "model" in params else ""
+        kernel_log.unlink(missing_ok=True)
         raise ChapterError(f"chapter {chapter.key!r}{on} failed in cell {err.exec_count}: {err.ename}: {err.evalue} "
                            f"(the last good page is kept; the failed run is in {partial})") from None
     except BaseException:  # interrupted or terminated: nothing half-made stays behind
         partial.unlink(missing_ok=True)
+        kernel_log.unlink(missing_ok=True)
         raise
     finally:
         if echo:
@@ -426,8 +429,30 @@ def run_chapter(
             else:
                 os.environ[k] = v
     _forget_machine_paths(partial, root)
+    kernel_log.unlink(missing_ok=True)
     os.replace(partial, target)
     return target
+
+
+def kernel_manager(log: Path):
+    """A kernel manager class whose kernel writes its own stderr to ``log`` instead of the terminal: what the kernel
+    process itself prints (ipykernel's logging, such as a ZMQ error raised while it shuts down after a failed cell) is
+    not the chapter's output, which reaches the page and the terminal through the messaging protocol and
+    ``$ATTNCODA_PROGRESS``. The caller removes the log when the run ends."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class QuietKernelManager(AsyncKernelManager):
+        async def _async_pre_start_kernel(self, **kw):
+            command, kw = await super()._async_pre_start_kernel(**kw)
+            self.stderr_sink = open(log, "ab")
+            kw["stderr"] = self.stderr_sink
+            return command, kw
+
+        async def _async_post_start_kernel(self, **kw):
+            await super()._async_post_start_kernel(**kw)
+            self.stderr_sink.close()  # the kernel process holds its own descriptor
+
+    return QuietKernelManager
 
 
 def _forget_machine_paths(notebook: Path, root: Path) -> None:
