@@ -5,6 +5,7 @@ import subprocess
 import pytest
 
 from attncoda.face import book
+from attncoda.face.chapter_run import ChapterRun
 
 
 @pytest.fixture
@@ -13,12 +14,14 @@ def fake_build(tmp_path, monkeypatch):
     monkeypatch.setenv("ATTNCODA_RESULTS", str(tmp_path / "results"))
     ran = []
 
-    def fake_run(key, model=None, profile="full", output=None, parameters=None, record=False, **_):
+    def fake_execute(run, progress=True):
         from attncoda.base.paths import repo_root
         from attncoda.face.chapters import CHAPTERS, stage_dir
 
+        key, parameters = run.chapter.key, run.injected
         ran.append(key)
-        assert record == (profile == "full"), "only the full book writes the record"
+        assert run.record == (run.profile == "full"), "only the full book writes the record"
+        assert run.target == stage_dir() / "notebooks" / f"{CHAPTERS[key].notebook}.ipynb"
         (stage_dir() / "notebooks").mkdir(parents=True, exist_ok=True)
         (stage_dir() / "notebooks" / f"{CHAPTERS[key].notebook}.ipynb").write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
         # a relative results_dir is relative to the kernel's folder, notebooks/, as in a real run (not to pytest's)
@@ -26,7 +29,7 @@ def fake_build(tmp_path, monkeypatch):
         (folder / key).mkdir(parents=True, exist_ok=True)
         (folder / key / "x.json").write_text("{}")
 
-    monkeypatch.setattr(book, "run_chapter", fake_run)
+    monkeypatch.setattr(ChapterRun, "execute", fake_execute)
     monkeypatch.setattr(book, "_jupyter_book", lambda: "true")
     monkeypatch.setattr(subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0, stdout="", stderr=""))
     return ran

@@ -317,9 +317,9 @@ def test_slug_never_leaves_its_folder(sandbox):
         assert is_inside(path, sandbox / "cache" / "signatures")
 
 
-def test_the_job_store_writes_only_inside_the_cache(sandbox):
+def test_the_precompute_store_writes_only_inside_the_cache(sandbox):
     from attncoda.base.errors import ChapterError
-    from attncoda.face.jobs import store
+    from attncoda.face.precompute import store
 
     for rel in ("../escaped.npz", "/tmp/abs.npz", "signatures/../../x.npz"):
         with pytest.raises(ChapterError, match="outside the cache"):

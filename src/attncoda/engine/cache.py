@@ -57,6 +57,22 @@ def _stored_identity(ref) -> tuple[str, str] | None:
     return None
 
 
+CACHE_ONLY_ENV = "ATTNCODA_CACHE_ONLY"
+"""Set to 1, every cache lookup must find its result: a miss is an error instead of a computation. A chapter run after its
+plan (:mod:`attncoda.face.plans`) has been computed thereby shows that the plan held every lookup the chapter made."""
+
+
+def refuse_when_cache_only(what: str) -> None:
+    """Raise CacheError for the lookup ``what`` if :data:`CACHE_ONLY_ENV` is set; do nothing otherwise."""
+    import os
+
+    from ..base.errors import CacheError
+
+    if os.environ.get(CACHE_ONLY_ENV) == "1":
+        raise CacheError(f"{what} is not in the cache, and ${CACHE_ONLY_ENV}=1 forbids computing it; unset it, or compute the "
+                         "chapter's plan first (attncoda book --jobs N)")
+
+
 def cache_or_compute(model: str, jobs, path_for: Callable, read: Callable, write: Callable, compute: Callable,
                      loaded=None, refresh: bool = False) -> list:
     """One result per job, from the cache or computed.
@@ -82,6 +98,7 @@ def cache_or_compute(model: str, jobs, path_for: Callable, read: Callable, write
         path = path_for(job, loaded.info.weights_sha256, loaded.info.default_sink)
         cached = None if refresh else read(path)
         if cached is None:
+            refuse_when_cache_only(f"{model}: {path.parent.parent.name} of seed {job}")
             cached = compute(loaded, job)
             write(cached, path)
         found[job] = cached

@@ -70,17 +70,14 @@ def entropy_terms(model: str, seed: int = 0, init_seed: int | None = None, spec=
     from .cache import KeyedJson, cache_or_compute
     from .capture import capture_batches
     from .corpus import text_windows
-    from .initialization import init_identity, initialized
-    from .signatures import KEY_FIELDS, SignatureSpec, sink_sets_for
+    from .initialization import initialized
+    from .signatures import SignatureSpec, sink_sets_for
 
     spec = spec or SignatureSpec()
-    label = model if init_seed is None else f"{model}@init{init_seed}"
     entries = KeyedJson("entropy_terms")
 
     def path_for(job, sha, sink):
-        identity = sha if init_seed is None else init_identity(sha, init_seed)
-        key = spec.key(label, identity, sink, job)
-        return entries.path({k: key[k] for k in KEY_FIELDS})
+        return _entry_path(entries, model, job, init_seed, spec, sha, sink)
 
     def make(loaded, job):
         if init_seed is not None:
@@ -92,3 +89,30 @@ def entropy_terms(model: str, seed: int = 0, init_seed: int | None = None, spec=
         return {**acc.means(), "sink": list(sinks[loaded.info.default_sink])}
 
     return cache_or_compute(model, (seed,), path_for, entries.read, entries.write, make)[0]
+
+
+def _entry_path(entries, model: str, seed: int, init_seed: int | None, spec, weights_sha256: str, default_sink: str):
+    """The cache entry of one model's (or its initialized twin's) terms on the windows of ``seed``: the signatures' key
+    fields, the model named ``model@init<seed>`` for a twin, whose identity is :func:`~.initialization.init_identity`."""
+    from .initialization import init_identity
+    from .signatures import KEY_FIELDS
+
+    label = model if init_seed is None else f"{model}@init{init_seed}"
+    identity = weights_sha256 if init_seed is None else init_identity(weights_sha256, init_seed)
+    key = spec.key(label, identity, default_sink, seed)
+    return entries.path({k: key[k] for k in KEY_FIELDS})
+
+
+def cache_path(model: str, seed: int = 0, init_seed: int | None = None, spec=None):
+    """Where :func:`entropy_terms` caches its result for these arguments (the model is loaded only when its weights'
+    identity cannot be known otherwise, as for a Hub id)."""
+    from .cache import KeyedJson, identity_without_loading
+    from .models import load_model, resolve
+    from .signatures import SignatureSpec
+
+    ref = resolve(model)
+    identity = identity_without_loading(ref)
+    if identity is None:
+        info = load_model(model, ref).info
+        identity = (info.weights_sha256, info.default_sink)
+    return _entry_path(KeyedJson("entropy_terms"), model, seed, init_seed, spec or SignatureSpec(), *identity)

@@ -385,6 +385,9 @@ def train(run: SuiteRun, retrain: bool = False) -> list[Path]:
     last = _last_checkpoint(run)
     if last == run.steps:
         return [run.checkpoint(s) for s in schedule]
+    from .cache import refuse_when_cache_only
+
+    refuse_when_cache_only(f"training run {run.name}")
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(TRAINING_THREADS)
     try:

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from .chapters import CHAPTERS, ChapterError, run_chapter, stage_dir
+from .chapters import CHAPTERS, ChapterError, stage_dir
 from ..base.paths import build_dir, repo_root
 
 
@@ -193,6 +193,26 @@ def book_results(profile: str, preset: str | None) -> Path | None:
     return build_dir() / "runs" / name / "results"
 
 
+def book_parameters(profile: str, preset: str | None) -> dict:
+    """The parameters a book build passes every chapter: none for the record, else its own ``results_dir`` (relative to
+    the kernel's folder, notebooks/, so the page's injected parameters name no path of this machine)."""
+    own_results = book_results(profile, preset)
+    return {"results_dir": os.path.relpath(own_results, repo_root() / "notebooks")} if own_results else {}
+
+
+def book_runs(profile: str = "full", preset: str | None = None) -> dict:
+    """Every chapter's run as a book build makes it (:class:`~attncoda.face.chapter_run.ChapterRun`, prepared: checked,
+    with where it writes), by chapter key: the record at the full profile without a preset, else :func:`book_results`;
+    with ``preset``, the measurement pages measure that preset's models."""
+    from .chapter_run import ChapterRun
+
+    stage = stage_dir()
+    return {c.key: ChapterRun.prepare(c.key, model=f"preset:{preset}" if preset and c.key.startswith("measurement") else None,
+                                      parameters=book_parameters(profile, preset), output=stage / "notebooks" / f"{c.notebook}.ipynb",
+                                      profile=profile, record=book_results(profile, preset) is None, stage=True)
+            for c in CHAPTERS.values()}
+
+
 def build_book(profile: str = "full", run: bool = True, strict: bool = True, preset: str | None = None, reuse: bool = True,
                jobs: int = 1, scheduler: str | None = None) -> Path:
     """Run every chapter (unless ``run`` is False), then build ``_build/html``; returns its path.
@@ -200,27 +220,27 @@ def build_book(profile: str = "full", run: bool = True, strict: bool = True, pre
     At the full profile without a preset the chapters write the book's record (``data/results``); a small or
     preset build writes to :func:`book_results` instead. A chapter whose :func:`chapter_key` matches its last
     executed copy is not rerun (``reuse=False`` reruns everything). With ``preset``, the measurement chapter
-    measures that preset's models instead of the defaults. With ``jobs`` > 1 or a Dask ``scheduler``, the
-    chapters' (model, seed) jobs are computed in parallel first (:mod:`attncoda.face.jobs`). Prints each
+    measures that preset's models instead of the defaults. With ``jobs`` > 1 worker processes or a Dask ``scheduler``,
+    the chapters' plans are computed in parallel first (:mod:`attncoda.face.precompute`). Prints each
     chapter's time and the total.
     """
     from ..base.paths import results_dir
 
     started = time.perf_counter()
     stage = stage_sources()
+    runs = book_runs(profile, preset) if run else {}
     if run and (jobs > 1 or scheduler):
-        from .jobs import plan, run_all
+        from .precompute import run_all, union
 
-        done = run_all(plan(profile), workers=jobs, scheduler=scheduler)
-        print(f"precomputed {done['jobs']} jobs in {done['seconds']:.0f} s ({'Dask at ' + scheduler if scheduler else f'{jobs} processes'})", flush=True)
+        done = run_all(union(r.plan() for r in runs.values()), workers=jobs, scheduler=scheduler)
+        print(f"precomputed {done['lookups']} cache lookups in {done['seconds']:.0f} s ({'Dask at ' + scheduler if scheduler else f'{jobs} processes'})",
+              flush=True)
     own_results = book_results(profile, preset)
     for chapter in CHAPTERS.values():
         executed = stage / "notebooks" / f"{chapter.notebook}.ipynb"
         if run:
-            model = f"preset:{preset}" if preset and chapter.key.startswith("measurement") else None
-            # relative to the kernel's folder (notebooks/), so the page's injected parameters name no path of this machine
-            parameters = {"results_dir": os.path.relpath(own_results, repo_root() / "notebooks")} if own_results else {}
-            key = chapter_key(chapter, model, profile, parameters)
+            prepared = runs[chapter.key]
+            key = chapter_key(chapter, prepared.injected.get("model"), profile, book_parameters(profile, preset))
             stamp = executed.with_suffix(".key")
             has_results = any((Path(own_results or results_dir()) / chapter.key).glob("*.json"))
             summary_page = chapter.key == "reproducibility"  # it reads every other chapter's results: always rerun (seconds)
@@ -230,7 +250,7 @@ def build_book(profile: str = "full", run: bool = True, strict: bool = True, pre
             t0 = time.perf_counter()
             print(f"chapter {chapter.key}: running {chapter.notebook}", flush=True)
             stamp.unlink(missing_ok=True)
-            run_chapter(chapter.key, model=model, profile=profile, parameters=parameters, output=executed, record=own_results is None, stage=True)
+            prepared.execute()
             stamp.write_text(key)
             print(f"chapter {chapter.key}: done in {time.perf_counter() - t0:.0f} s", flush=True)
         elif not executed.exists():

@@ -1,9 +1,9 @@
-"""The book's chapters, and running one with papermill.
+"""The book's chapters: what each one is (notebook, title, models, plan), and the names a reader may call it by.
 
-Each chapter is a notebook in ``notebooks/`` with one cell tagged ``parameters``.
-``run_chapter`` executes it (atomically: a failed or interrupted run never replaces a
-good executed copy) into the book's stage when it records the book, and into a run
-folder of its own otherwise, so an ordinary rerun never touches the committed record.
+Each chapter is a notebook in ``notebooks/`` with one cell tagged ``parameters``. ``run_chapter`` executes it
+(:class:`~attncoda.face.chapter_run.ChapterRun`: atomically, a failed or interrupted run never replaces a good
+executed copy) into the book's stage when it records the book, and into a run folder of its own otherwise, so an
+ordinary rerun never touches the committed record.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from ..base.errors import ChapterError
-from ..base.files import remove_stale_twins, staging_prefix
 from ..base.paths import build_dir, refuse_protected, repo_root, writable_folder
-from .results import RECORD_ENV
+from . import plans
 
 KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=CRITICAL"]
 """The kernel's own log stays out of the terminal: a cell's error reaches the reader as a ChapterError line, and an
@@ -43,16 +43,41 @@ class Chapter:
     colab_model: str | None = None  # what the chapter measures in Colab when model is left at its offline default
     part: str = "Pretrained models"  # the part of the book's table of contents it belongs to
     parent: str | None = None  # the chapter whose section it is (a sub-page in the table of contents)
-    jobs: str | None = None  # "module:function" giving the cache lookups the chapter makes for its parameters (parallel builds)
+    plan: Callable | None = None  # the cache lookups it makes for its parameters (attncoda.face.plans), for parallel builds
+    groups: tuple = ()  # the group words its model parameter accepts besides one model (attncoda.engine.selection)
 
-    def job_list(self, params: dict) -> list[tuple]:
-        """The chapter's ``(kind, model, seed, options)`` cache lookups for ``params`` (its notebook's parameters)."""
-        if not self.jobs:
-            return []
-        import importlib
+    def check_model(self, model: str, params: dict) -> None:
+        """One ChapterError line, before any kernel starts, if ``model`` is not something this chapter can measure: a
+        model chapter takes its group words (:attr:`groups`), one model, or (the measurement pages) a preset; a series
+        chapter a checkpoint series; the others only their default."""
+        if not self.per_model:
+            if model != self.default_model:
+                raise ChapterError(f"chapter {self.key!r} does not take a model (it is {self.default_model!r})")
+            return
+        if model.startswith("preset:"):
+            from ..engine.presets import preset
 
-        module, function = self.jobs.split(":")
-        return getattr(importlib.import_module(module), function)(params)
+            if "presets" not in self.groups:
+                raise ChapterError(f"--preset runs the measurement chapter and its sections; chapter {self.key!r} takes one model at a time")
+            preset(model)  # an unknown preset fails here, in one line
+        elif model == self.default_model or model in self.groups:
+            return
+        elif model in GROUP_WORDS:
+            raise ChapterError(f"chapter {self.key!r} measures {model!r} only as one of: {', '.join((self.default_model, *self.groups))}; "
+                               "or pass one model")
+        elif self.series:
+            from ..engine.checkpoints import check_reachable, series
+
+            check_reachable(series(model, params.get("revisions") or None))  # a bad series fails here, in one line
+        else:
+            from ..engine.models import resolve
+
+            resolve(model)  # a bad name or path fails here, in one line
+
+
+GROUP_WORDS = ("defaults", "encoders", "causal", "suite", "synthetic")
+"""The words a chapter's model parameter may name a group by (:mod:`attncoda.engine.selection`; ``suite``: the collapse
+chapter's own trained models, ``synthetic``: the theory chapters' generated rows)."""
 
 
 GPT2 = "openai-community/gpt2"
@@ -84,12 +109,13 @@ CHAPTERS: dict[str, Chapter] = {
             default_model="defaults",
             small={"seeds": [0], "n": 4, "length": 24, "n_triples": 2000, "batch_size": 2},
             colab_model=GPT2,
-            jobs="attncoda.studies.measurement:jobs",
+            plan=plans.measurement,
+            groups=("presets",),
         ),
         *(
             Chapter(key, notebook, title, per_model=True, default_model="defaults",
                     small={"seeds": [0], "n": 4, "length": 24, "n_triples": 2000, "batch_size": 2}, colab_model=GPT2, parent="measurement",
-                    jobs="attncoda.studies.measurement:jobs")
+                    plan=plans.measurement, groups=("presets",))
             for key, notebook, title in (
                 ("measurement-layers", "03b_layer_collapse", "Layer-wise collapse (Figure 4)"),
                 ("measurement-audits", "03c_audits", "Audits (Tables 5-8)"),
@@ -106,7 +132,7 @@ CHAPTERS: dict[str, Chapter] = {
             test_family="gpt_neox",
             series=True,
             colab_model="EleutherAI/pythia-70m",
-            jobs="attncoda.studies.collapse_suite:jobs",
+            plan=plans.collapse,
         ),
         Chapter(
             "clustering",
@@ -117,7 +143,7 @@ CHAPTERS: dict[str, Chapter] = {
             small={"n": 4, "length": 24, "batch_size": 2, "signature_n": 4, "samples": 2},
             test_family="bert",
             colab_model="google-bert/bert-base-uncased",
-            jobs="attncoda.studies.clustering:jobs",
+            plan=plans.clustering,
         ),
         Chapter(
             "pruning",
@@ -127,7 +153,7 @@ CHAPTERS: dict[str, Chapter] = {
             default_model="causal",
             small={"seeds": [0, 1], "tie_draws": 2, "random_sets": 3, "n_windows": 2, "calibration_windows": 4, "length": 24, "signature_n": 4},
             colab_model=GPT2,
-            jobs="attncoda.studies.pruning:jobs",
+            plan=plans.pruning,
         ),
         Chapter("reproducibility", "09_reproducibility", "Reproducibility", writes_results=False, part="About this book"),
     )
@@ -210,21 +236,18 @@ def _model_from_parameters(chapter: Chapter, model, parameters: dict):
     return given
 
 
-GROUPS = {"defaults": lambda m: True, "encoders": lambda m: True, "causal": lambda m: m.causal}
-"""The offline models a chapter's default group measures (the encoders chapter's Table 5 takes every model)."""
-
-
 def note_missing_models(chapter: Chapter, model: str | None, record: bool) -> None:
     """When a chapter runs on its default group of offline models and some of them are not installed: refuse a recorded
     run (the record holds every model), and say so in one line on the terminal otherwise (the chapter measures the rest)."""
     import sys
 
     from ..engine.registry import REGISTRY
+    from ..engine.selection import GROUPS, group_members
 
-    group = GROUPS.get(chapter.default_model)
-    if group is None or model not in (None, chapter.default_model):
+    if chapter.default_model not in GROUPS or model not in (None, chapter.default_model):
         return
-    missing = [m.name for m in REGISTRY.values() if group(m) and not m.installed()]
+    group = "defaults" if chapter.default_model == "encoders" else chapter.default_model  # the encoders chapter's Table 5 takes every model
+    missing = [name for name in group_members(group) if not REGISTRY[name].installed()]
     if not missing:
         return
     names = ", ".join(missing)
@@ -235,14 +258,14 @@ def note_missing_models(chapter: Chapter, model: str | None, record: bool) -> No
           "offline models only; `attncoda models --install` adds them", file=sys.stderr, flush=True)
 
 
-def is_book_run(chapter: Chapter, model: str | None, profile: str, parameters: dict) -> bool:
+def is_book_run(chapter: Chapter, model: str | None, profile: str, parameters: dict, defaults: dict | None = None) -> bool:
     """Whether a run is the one the book records: the chapter's default model, the full profile, and no parameter
-    away from the notebook's default."""
+    away from the notebook's default (``defaults``: its parameter cell, read from the notebook if not given)."""
     from .parameters import notebook_parameters
 
     if profile != "full" or model not in (None, chapter.default_model):
         return False
-    defaults = notebook_parameters(repo_root() / "notebooks" / f"{chapter.notebook}.ipynb")
+    defaults = defaults if defaults is not None else notebook_parameters(repo_root() / "notebooks" / f"{chapter.notebook}.ipynb")
     return all(defaults.get(k) == v for k, v in parameters.items())
 
 
@@ -297,141 +320,13 @@ class _ProgressEcho:
         self.path.unlink(missing_ok=True)
 
 
-def run_chapter(
-    name: str,
-    model: str | None = None,
-    parameters: dict | None = None,
-    output: str | os.PathLike | None = None,
-    profile: str = "full",
-    progress: bool = True,
-    record: bool = False,
-    stage: bool = False,
-) -> Path:
-    """Execute one chapter with papermill and return the executed notebook's path.
+def run_chapter(name: str, model: str | None = None, parameters: dict | None = None, output: str | os.PathLike | None = None,
+                profile: str = "full", progress: bool = True, record: bool = False, stage: bool = False) -> Path:
+    """Execute one chapter with papermill and return the executed notebook's path: a
+    :class:`~attncoda.face.chapter_run.ChapterRun` prepared (every check, and where it writes) and executed."""
+    from .chapter_run import ChapterRun
 
-    Where its numbers go is decided here, before any kernel starts:
-
-    * ``record=True`` writes the book's record (``data/results``): only at the chapter's default model, the full
-      profile and default parameters (:func:`is_book_run`), as ``attncoda book`` and ``attncoda run --record`` do;
-    * any other run writes its notebook and ``results/`` to its own :func:`~attncoda.base.paths.run_folder` (or to
-      the ``results_dir`` parameter given, which may not lie inside the record).
-
-    ``stage=True`` lets the executed notebook go to the book's stage (``attncoda book`` at another profile or a preset,
-    whose numbers go elsewhere). Every parameter, the model and the output path are checked first; each problem is one
-    ChapterError line.
-    """
-    import papermill
-    from papermill.exceptions import PapermillExecutionError
-
-    from ..base.paths import results_dir, run_folder
-    from ..base.progress import ENV as progress_env
-
-    from ..base.paths import absolute_environment, check_environment_folders
-
-    chapter = find_chapter(name)
-    absolute_environment()  # the kernel runs in notebooks/: a relative $ATTNCODA_CACHE would name another folder there
-    check_environment_folders(ChapterError)
-    if profile not in ("full", "small"):
-        raise ChapterError(f"unknown profile {profile!r}; use 'full' or 'small'")
-    given = dict(parameters or {})
-    model = _model_from_parameters(chapter, model, given)
-    params = dict(chapter.small) if profile == "small" else {}
-    params.update(given)
-    root = repo_root()
-    source = root / "notebooks" / f"{chapter.notebook}.ipynb"
-    if not source.exists():
-        raise ChapterError(f"{source} is missing; run from the project folder or set ATTNCODA_HOME")
-    from .parameters import check_parameters
-
-    check_parameters(chapter.key, source, params)  # names and types first: nothing below reads an unchecked value
-    if model is not None:
-        if not chapter.per_model and model != chapter.default_model:
-            raise ChapterError(f"chapter {chapter.key!r} does not take a model (it is {chapter.default_model!r})")
-        if model.startswith("preset:"):
-            from ..engine.presets import preset
-
-            if not chapter.key.startswith("measurement"):
-                raise ChapterError(f"--preset runs the measurement chapter and its sections; chapter {chapter.key!r} takes one model at a time")
-            preset(model)  # an unknown preset fails here, in one line
-        elif model != chapter.default_model and chapter.series:
-            from ..engine.checkpoints import check_reachable, series
-
-            # a bad series fails here, in one line, before a kernel starts
-            check_reachable(series(model, params.get("revisions") or None))
-        elif model != chapter.default_model:
-            from ..engine.models import resolve
-
-            resolve(model)  # a bad name or path fails here, in one line, before a kernel starts
-    if chapter.series and params.get("revisions") and model in (None, chapter.default_model):
-        raise ChapterError(f"-p revisions walks a Hub model's checkpoints; the default {chapter.default_model!r} has none (pass --model with a Hub id)")
-    if chapter.per_model:
-        from ..base.paths import writable_cache
-
-        writable_cache()  # a read-only cache fails here, not after the chapter's computation
-    record_folder = results_dir()
-    given_results = bool(params.get("results_dir")) and chapter.writes_results and not record
-    if record:
-        if not is_book_run(chapter, model, profile, params):
-            raise ChapterError(f"--record writes the book's record ({record_folder}), which holds chapter {chapter.key!r} at its default "
-                               "model, the full profile and default parameters only; drop --record (the run gets a folder of its own)")
-        folder = stage_dir() / "notebooks"  # no parameter is injected: the page shows the notebook's own defaults
-    elif params.get("results_dir") and chapter.writes_results:
-        given = root / "notebooks" / params["results_dir"]  # as the kernel sees it (its folder is notebooks/); absolute stays absolute
-        folder = refuse_protected(given, "results_dir", ChapterError)
-        writable_folder(folder, "results_dir", "pass another results_dir", ChapterError)
-    else:
-        from .parameters import notebook_parameters
-
-        seeds = {k: v for k, v in notebook_parameters(source).items() if k in ("seed", "seeds")}  # the folder names the seed used
-        folder = run_folder(chapter.key, model if model is not None else chapter.default_model, profile, {**seeds, **params})
-        # a chapter that only reads results (the reproducibility page) reads the record
-        params.setdefault("results_dir", str(folder / "results") if chapter.writes_results else str(record_folder))
-    if model is not None:
-        params["model"] = model
-    if chapter.writes_results and not record:
-        writable_folder(root / "notebooks" / params["results_dir"], "results_dir", "pass another results_dir", ChapterError)
-    target = output_path(chapter, output, folder, "results_dir" if given_results else "the run folder", record=record, stage=stage)
-    if chapter.per_model:
-        note_missing_models(chapter, model, record)
-    remove_stale_twins(target)  # the half-written copies of runs that were killed (SIGKILL) before they could remove them
-    partial = target.with_name(staging_prefix(target) + "part.ipynb")
-    kernel_log = target.with_name(staging_prefix(target) + "kernel.log")
-    env_before = {k: os.environ.get(k) for k in (*KERNEL_QUIET, "ATTNCODA_HOME", progress_env, RECORD_ENV)}
-    os.environ.update(KERNEL_QUIET)
-    os.environ["ATTNCODA_HOME"] = str(root)
-    if record:
-        os.environ[RECORD_ENV] = "1"
-    else:
-        os.environ.pop(RECORD_ENV, None)  # inherited from nowhere: only a recorded run writes the record
-    echo = _ProgressEcho(chapter.key) if progress else None
-    if echo:
-        os.environ[progress_env] = str(echo.path)
-    try:
-        papermill.execute_notebook(
-            str(source), str(partial), parameters=params, kernel_name="python3", cwd=str(root / "notebooks"), progress_bar=progress,
-            extra_arguments=KERNEL_ARGUMENTS, kernel_manager_class=kernel_manager(kernel_log),
-        )
-    except PapermillExecutionError as err:
-        on = f" on model {params['model']!r}" if "model" in params else ""
-        kernel_log.unlink(missing_ok=True)
-        raise ChapterError(f"chapter {chapter.key!r}{on} failed in cell {err.exec_count}: {err.ename}: {err.evalue} "
-                           f"(the last good page is kept; the failed run is in {partial})") from None
-    except BaseException:  # interrupted or terminated: nothing half-made stays behind
-        partial.unlink(missing_ok=True)
-        kernel_log.unlink(missing_ok=True)
-        raise
-    finally:
-        if echo:
-            echo.stop()
-        for k, v in env_before.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-    _forget_machine_paths(partial, root)
-    kernel_log.unlink(missing_ok=True)
-    os.replace(partial, target)
-    return target
+    return ChapterRun.prepare(name, model, parameters, output, profile, record, stage).execute(progress)
 
 
 def kernel_manager(log: Path):
@@ -453,17 +348,3 @@ def kernel_manager(log: Path):
             self.stderr_sink.close()  # the kernel process holds its own descriptor
 
     return QuietKernelManager
-
-
-def _forget_machine_paths(notebook: Path, root: Path) -> None:
-    """Papermill records the absolute input and output paths in the executed notebook's metadata; the book's copy
-    (which readers download) keeps them relative to the project folder."""
-    import json
-
-    nb = json.loads(notebook.read_text())
-    meta = nb.get("metadata", {}).get("papermill", {})
-    for key in ("input_path", "output_path"):
-        if meta.get(key):
-            path = Path(meta[key])
-            meta[key] = path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name
-    notebook.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from .chapters import CHAPTERS, ChapterError
 from ..base.errors import AttncodaError
@@ -217,16 +216,6 @@ def _audit(args) -> None:
         raise SystemExit(1)
 
 
-def _results_of(notebook, record: bool) -> str:
-    """Where a run's numbers went (the ``results_dir`` papermill recorded in the executed notebook), for the line
-    ``attncoda run`` prints."""
-    from ..base.paths import results_dir
-
-    if record:
-        return f"{results_dir()} (the book's record)"
-    return json.loads(Path(notebook).read_text())["metadata"]["papermill"]["parameters"]["results_dir"]
-
-
 def main(argv=None) -> int:
     import os
 
@@ -255,7 +244,7 @@ def main(argv=None) -> int:
             for c in CHAPTERS.values():
                 print(f"{c.key:<16} notebooks/{c.notebook}.ipynb  {'per model' if c.per_model else c.default_model}")
         elif args.command == "run":
-            from .chapters import run_chapter
+            from .chapter_run import ChapterRun
 
             params = parameters_once(args.parameter)
             if isinstance(params.get("results_dir"), str) and params["results_dir"]:
@@ -263,9 +252,9 @@ def main(argv=None) -> int:
             if args.preset and args.model:
                 raise ChapterError("pass --model or --preset, not both")
             model = f"preset:{args.preset}" if args.preset else args.model
-            path = run_chapter(args.chapter, model=model, parameters=params, output=args.output, profile=args.profile, record=args.record)
-            print(f"executed notebook: {path}")
-            print(f"results: {_results_of(path, args.record)}")
+            run = ChapterRun.prepare(args.chapter, model=model, parameters=params, output=args.output, profile=args.profile, record=args.record)
+            print(f"executed notebook: {run.execute()}")
+            print(f"results: {run.results}" + (" (the book's record)" if args.record else ""))
         elif args.command == "models":
             from ..engine.registry import install
 

@@ -230,7 +230,7 @@ def figure5a_sentence(series) -> str:
     if not rhos:
         return "No run has five checkpoints with a reversal rate, so nothing is said about how the reversal rate moves with sink mass."
     up = sum(r > 0 for _, r in rhos)
-    text = (f"Within each run with a head triple, over its checkpoints, Spearman ρ of the JS reversal rate with signature sink mass: "
+    text = ("Within each run with a head triple, over its checkpoints, Spearman ρ of the JS reversal rate with signature sink mass: "
             + ", ".join(f"{short(n)} {r:.2f}" for n, r in rhos) + ". Checkpoints of one run are not independent samples, so each ρ describes "
             "its run and is not tested; the runs are independent. ")
     smallest = 2 * 0.5 ** len(rhos)

@@ -79,9 +79,10 @@ def check_value(chapter: str, name: str, value, default) -> None:
             fail("repeats an entry; each seed or draw must be distinct")
 
 
-def check_parameters(chapter: str, notebook: Path, values: dict) -> None:
-    """Check every ``values`` entry against the notebook's parameters cell (unknown names and wrong types fail in one line)."""
-    known = notebook_parameters(notebook)
+def check_parameters(chapter: str, notebook: Path, values: dict, known: dict | None = None) -> None:
+    """Check every ``values`` entry against the notebook's parameters cell (``known``, read from ``notebook`` if not
+    given): unknown names and wrong types fail in one line."""
+    known = known if known is not None else notebook_parameters(notebook)
     empty_lists = [n for n, v in known.items() if v == [] and n not in LIST_ITEMS]
     if empty_lists:  # a list parameter without an item type would take anything: the check itself must know it
         raise ChapterError(f"{notebook.name}: list parameter {empty_lists[0]!r} has an empty default and no item type in LIST_ITEMS")

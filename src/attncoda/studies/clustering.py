@@ -11,7 +11,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..base.protocol import BATCH_SIZE, CLUSTERING_KS
+from ..base.protocol import CLUSTERING_KS
 from .taxonomy import clusters
 from ..math.metrics import CLUSTERED, TAXONOMY, get_metric
 
@@ -20,14 +20,10 @@ HEAD_SET_THRESHOLD = 0.5
 CLUSTER_METRICS = CLUSTERED
 
 
-def chosen_models(model: str) -> tuple[list[str], list[str]]:
-    """What the clustering chapter measures for its ``model`` parameter: ``(models clustered for Table 9, models of
-    Table 5)``; ``encoders`` means every offline encoder for Table 9 and every offline model for Table 5."""
-    from ..engine.registry import REGISTRY
-
-    if model == "encoders":
-        return [name for name, m in REGISTRY.items() if not m.causal], list(REGISTRY)
-    return [model], [model]
+def table5_group(model: str) -> str:
+    """What Table 5 measures when Table 9 measures ``model``: every offline model beside the offline encoders
+    (``encoders`` → ``defaults``, :mod:`attncoda.engine.selection`), else the same model."""
+    return "defaults" if model == "encoders" else model
 
 
 def sample_seeds(seed: int, samples: int) -> list[int]:
@@ -35,16 +31,6 @@ def sample_seeds(seed: int, samples: int) -> list[int]:
     if samples < 1:
         raise ValueError(f"samples must be at least 1, got {samples}")
     return [seed + i for i in range(samples)]
-
-
-def jobs(params: dict) -> list[tuple]:
-    """The cache lookups the clustering chapter makes: head distances of each clustered model on every window sample,
-    and seed-0 signatures (``signature_n`` windows) of each Table 5 model, as ``(kind, model, seed, options)``."""
-    clustered, table5 = chosen_models(params["model"])
-    hd = {"n": params["n"], "length": params["length"], "batch_size": params["batch_size"]}
-    sig = {"n": params["signature_n"], "length": params["length"], "batch_size": BATCH_SIZE}
-    seeds = sample_seeds(params["seed"], params["samples"])
-    return [("head_distances", name, s, hd) for name in clustered for s in seeds] + [("signatures", name, 0, sig) for name in table5]
 
 
 def head_sets(key_attention: np.ndarray, cls: int, sep, threshold: float = HEAD_SET_THRESHOLD) -> dict[str, dict]:

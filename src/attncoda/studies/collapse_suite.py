@@ -250,24 +250,6 @@ class CollapseResult:
                    data.get("figure5a_measurement", {}), data.get("paper_pythia_shares", {}))
 
 
-def jobs(params: dict) -> list[tuple]:
-    """The cache lookups the collapse chapter makes for its parameters (the suite's training runs, and the endpoints'
-    signatures and initialized twins on every sample :func:`attncoda.studies.collapse.endpoint_spread` takes), as
-    ``(kind, model, seed, options)``; a checkpoint series named on the command line is walked by the chapter itself."""
-    from dataclasses import asdict
-
-    out = []
-    if params["model"] == "suite":
-        for run, _, _ in suite_runs(params["suite_seeds"], params.get("steps") or None, params.get("text_steps") or 0, params["length"]):
-            out.append(("suite_run", run.name, run.seed, asdict(run)))
-    options = {"n": params["n"], "length": params["length"], "batch_size": params["batch_size"]}
-    for name in endpoint_models(params["endpoints"])[0]:
-        for window_seed, init_seed in collapse.endpoint_samples():
-            out.append(("signatures", name, window_seed, options))
-            out.append(("init_signatures", name, window_seed, {**options, "init_seed": init_seed}))
-    return out
-
-
 def endpoint_models(endpoints: str) -> tuple[list[str], list[str]]:
     """The chapter's ``endpoints`` parameter as ``(models to measure, defaults not installed here)``: ``defaults`` means
     the offline defaults that are installed (in Colab: none, unless installed), else a comma-separated list."""

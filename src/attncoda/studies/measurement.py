@@ -138,34 +138,10 @@ def measure(model: str, seeds=SEEDS, n: int = N_WINDOWS, length: int = WINDOW_LE
     return Measurement.from_json(data)
 
 
-def chosen_models(model: str) -> tuple[list[str], dict[str, str], dict[str, str]]:
-    """What the measurement chapter (and its sections) measure for its ``model`` parameter: ``(names, labels, result_names)``.
-
-    ``defaults``: every offline model; ``preset:NAME``: that preset's models, labelled as the paper labels them and
-    written under their Hub ids; anything else: that one model.
-    """
-    from ..engine.presets import preset
-    from ..engine.registry import REGISTRY
-
-    if model == "defaults":
-        return list(REGISTRY), {}, {}
-    if model.startswith("preset:"):
-        entries = preset(model)
-        return ([e.model_name() for e in entries], {e.model_name(): e.label for e in entries},
-                {e.model_name(): e.hub_id for e in entries})
-    return [model], {}, {}
-
-
-def jobs(params: dict) -> list[tuple]:
-    """The cache lookups the measurement pages make for their parameters: ``(kind, model, seed, options)`` per model and seed."""
-    names, _, _ = chosen_models(params["model"])
-    options = {"n": params["n"], "length": params["length"], "batch_size": params["batch_size"]}
-    return [("signatures", name, seed, options) for name in names for seed in params["seeds"]]
-
-
 def measure_models(model: str, seeds=SEEDS, n: int = N_WINDOWS, length: int = WINDOW_LENGTH, n_triples: int = N_TRIPLES,
                    batch_size: int = BATCH_SIZE) -> tuple[dict[str, Measurement], dict, list[str]]:
-    """:func:`measure` for every model :func:`chosen_models` names: ``(results by label, seconds by label, missing)``.
+    """:func:`measure` for every model ``model`` names (:func:`attncoda.engine.selection.choose`: a group word, a preset or one
+    model): ``(results by label, seconds by label, missing)``.
 
     A model that cannot be had here (ModelError) is one line in ``missing`` and the others are still measured; each
     result carries its ``wall_time_s`` and the ``result_name`` its results file is written under.
@@ -174,18 +150,18 @@ def measure_models(model: str, seeds=SEEDS, n: int = N_WINDOWS, length: int = WI
     from dataclasses import replace
 
     from ..base.errors import ModelError
+    from ..engine.selection import choose
 
-    names, labels, result_names = chosen_models(model)
     results, timings, missing = {}, {}, []
-    for name in names:
-        label, t0 = labels.get(name, name), time.time()
+    for choice in choose(model):
+        label, t0 = choice.label, time.time()
         try:
-            r = measure(name, seeds=tuple(seeds), n=n, length=length, n_triples=n_triples, batch_size=batch_size)
+            r = measure(choice.name, seeds=tuple(seeds), n=n, length=length, n_triples=n_triples, batch_size=batch_size)
         except ModelError as err:
             missing.append(f"{label}: {err}")
             continue
         timings[label] = time.time() - t0
-        results[label] = replace(r, wall_time_s=timings[label], result_name=result_names.get(name, name))
+        results[label] = replace(r, wall_time_s=timings[label], result_name=choice.result_name)
     if not results:
         raise ModelError("no model could be measured: " + " | ".join(missing))
     return results, timings, missing

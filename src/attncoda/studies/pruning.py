@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base.protocol import BATCH_SIZE, DEFAULT_EPS, PRUNE_SHARE, TEMPERATURES
+from ..base.protocol import DEFAULT_EPS, PRUNE_SHARE, TEMPERATURES
 from ..math import coda
 from ..math.metrics import STAKES
 from .redundancy import TEMPER_EPS, nearest_in_layer
@@ -27,20 +27,6 @@ TIE_BREAKS = ("first", "last")
 tie-breaks at random instead (:func:`tie_ranks`); the fixed ones serve Table 8's stakes, which compare two sets made alike."""
 TIE_SEED = 20250601
 """Random tie-breaks come from ``default_rng([TIE_SEED, seed, metric's place in SELECTION_METRICS, draw])``."""
-
-
-def chosen_models(model: str) -> list[str]:
-    """What the pruning chapter prunes for its ``model`` parameter: ``causal`` means every offline causal model."""
-    from ..engine.registry import REGISTRY
-
-    return [n for n, m in REGISTRY.items() if m.causal] if model == "causal" else [model]
-
-
-def jobs(params: dict) -> list[tuple]:
-    """The signature lookups the pruning chapter makes (``signature_n`` windows per model and seed), as
-    ``(kind, model, seed, options)``; its perplexity evaluations stay in the chapter."""
-    options = {"n": params["signature_n"], "length": params["length"], "batch_size": BATCH_SIZE}
-    return [("signatures", name, seed, options) for name in chosen_models(params["model"]) for seed in params["seeds"]]
 
 
 def target_count(sparsity: float, total: int) -> int:

@@ -1,4 +1,4 @@
-"""Parallel builds: the chapters' jobs, computed in processes or on a Dask cluster, give the serial build's bits."""
+"""Parallel builds: the chapters' plans, computed in processes or on a Dask cluster, give the serial build's bits."""
 
 from collections import Counter
 from dataclasses import asdict
@@ -9,49 +9,55 @@ import pytest
 from attncoda.base.protocol import SEEDS
 from attncoda.engine.registry import REGISTRY
 from attncoda.engine.training import SuiteRun
-from attncoda.face.jobs import Job, _parameters, plan, run_all, run_job, store
+from attncoda.face.book import book_runs
+from attncoda.face.plans import Lookup
+from attncoda.face.precompute import book_plan, run_all, run_lookup, store
 from attncoda.studies.collapse import endpoint_samples
 from attncoda.studies.collapse_suite import endpoint_models, suite_runs
 
 
-def test_the_plan_holds_every_job_the_chapters_look_up_once():
-    jobs = plan("full")
-    assert len(jobs) == len(set(jobs))
-    kinds = Counter(j.kind for j in jobs)
+def _parameters(key: str, profile: str) -> dict:
+    return book_runs(profile)[key].parameters
+
+
+def test_the_plan_holds_every_lookup_the_chapters_make_once():
+    lookups = book_plan("full")
+    assert len(lookups) == len(set(lookups))
+    kinds = Counter(j.kind for j in lookups)
     assert kinds["suite_run"] == len(suite_runs(_parameters("collapse", "full")["suite_seeds"]))
     installed, _ = endpoint_models("defaults")  # the chapter measures the endpoints installed here, and so does the plan
     assert kinds["init_signatures"] == len(installed) * len(endpoint_samples())
+    two_key_sinks = sum(1 for name in installed if REGISTRY[name].sink != "first")
+    assert kinds["entropy_terms"] == 2 * two_key_sinks > 0, "the endpoints' three terms, trained and at initialization"
     samples = _parameters("clustering", "full")["samples"]  # Table 9 on every window sample
     assert samples >= 8 and kinds["head_distances"] == samples * sum(1 for e in REGISTRY.values() if not e.causal)
     measurement = (("batch_size", 8), ("length", 128), ("n", 64))
-    assert all(Job("signatures", m, s, measurement) in jobs for m in REGISTRY for s in SEEDS)
-    small = plan("small")
+    assert all(Lookup("signatures", m, s, measurement) in lookups for m in REGISTRY for s in SEEDS)
+    small = book_plan("small")
     assert all(dict(j.options).get("length") == 24 for j in small if j.kind != "suite_run")
     runs = {j.model: dict(j.options) for j in small if j.kind == "suite_run"}
     assert runs == {run.name: asdict(run) for run, _, _ in suite_runs([0, 1], 4, 0, 24)}  # the chapter's own runs
 
 
-def test_the_plan_follows_each_chapter_s_own_jobs():
+def test_the_book_plan_is_the_union_of_each_chapter_run_s_plan():
     from attncoda.face.chapters import CHAPTERS
 
-    assert all(c.jobs for c in CHAPTERS.values() if c.per_model), "a model chapter says what it looks up"
-    jobs = plan("full")
-    for c in CHAPTERS.values():
-        params = {**_parameters(c.key, "full")}
-        for kind, model, seed, options in c.job_list(params):
-            assert Job(kind, model, int(seed), tuple(sorted(options.items()))) in jobs
+    assert all(c.plan for c in CHAPTERS.values() if c.per_model), "a model chapter says what it looks up"
+    lookups = book_plan("full")
+    for run in book_runs("full").values():
+        assert set(run.plan()) <= set(lookups)
 
 
-JOB_DIRS = ("signatures", "head_distances", "suite")
+LOOKUP_DIRS = ("signatures", "head_distances", "entropy_terms", "suite")
 
 
 def _cache_bytes(root: Path) -> dict[str, bytes]:
-    """Every file the jobs produce, byte for byte, except their run times: a cached array file's header records how long
+    """Every file the lookups produce, byte for byte, except their run times: a cached array file's header records how long
     it took, and a checkpoint's ``training.json`` how long training took; their arrays and weights are compared."""
     from attncoda.base.arrays import load_arrays
 
     out = {}
-    for d in JOB_DIRS:
+    for d in LOOKUP_DIRS:
         for p in sorted((root / d).rglob("*")):
             if not p.is_file() or p.name == "training.json":
                 continue
@@ -72,8 +78,9 @@ def test_processes_and_a_dask_cluster_write_the_serial_cache_and_results_byte_fo
 
     llama, bert = str(save_tiny("llama", tmp_path / "llama")), str(save_tiny("bert", tmp_path / "bert"))
     small = (("batch_size", 2), ("length", 24), ("n", 4))
-    jobs = [Job("signatures", llama, 0, small), Job("signatures", llama, 1, small), Job("init_signatures", llama, 0, small),
-            Job("head_distances", bert, 0, small), Job("suite_run", "neox-s-seed0", 0, tuple(sorted(asdict(SuiteRun("s", 64, 4, 4, seed=0, steps=2, length=24)).items())))]
+    lookups = [Lookup("signatures", llama, 0, small), Lookup("signatures", llama, 1, small), Lookup("init_signatures", llama, 0, small),
+               Lookup("head_distances", bert, 0, small), Lookup("entropy_terms", bert, 0, small), Lookup("entropy_terms", bert, 0, (*small, ("init_seed", 0))),
+               Lookup("suite_run", "neox-s-seed0", 0, tuple(sorted(asdict(SuiteRun("s", 64, 4, 4, seed=0, steps=2, length=24)).items())))]
 
     def chapter_results(cache: str) -> bytes:
         monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / cache))
@@ -83,20 +90,20 @@ def test_processes_and_a_dask_cluster_write_the_serial_cache_and_results_byte_fo
         return next((out / "measurement").glob("*.json")).read_bytes()
 
     monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "serial"))
-    for job in jobs:
-        store(run_job(job))
+    for lookup in lookups:
+        store(run_lookup(lookup))
     serial = _cache_bytes(tmp_path / "serial")
-    assert any(k.startswith("suite/") for k in serial) and any(k.startswith("head_distances/") for k in serial)
+    assert all(any(k.startswith(d + "/") for k in serial) for d in LOOKUP_DIRS)
 
     monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "processes"))
-    assert run_all(jobs, workers=2)["jobs"] == len(jobs)
+    assert run_all(lookups, workers=2)["lookups"] == len(lookups)
     assert _cache_bytes(tmp_path / "processes") == serial
 
     # Workers with caches of their own, as on other machines: the client writes what they send back.
     monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "client"))
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                       env={"ATTNCODA_CACHE": str(tmp_path / "workers")}) as cluster:
-        run_all(jobs, scheduler=cluster.scheduler_address)
+        run_all(lookups, scheduler=cluster.scheduler_address)
     assert _cache_bytes(tmp_path / "client") == serial
     assert (tmp_path / "workers" / "signatures").is_dir(), "the Dask workers computed in their own caches"
 

@@ -1,0 +1,52 @@
+"""What a chapter's ``model`` parameter names: a group of the offline models, a preset, or one model.
+
+The group words mean the same in every chapter (each chapter declares which it accepts, :class:`attncoda.face.chapters.Chapter`):
+
+* ``defaults``: every offline model of the registry;
+* ``encoders``: the offline encoders (bidirectional attention);
+* ``causal``: the offline causal models;
+* ``preset:NAME``: the preset's models (:mod:`.presets`), labelled as the paper labels them and written under their Hub ids.
+
+Anything else is one model (a short name, Hub id, local folder or ``.gguf`` file), labelled and written under that name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+GROUPS = {"defaults": "every offline model", "encoders": "the offline encoders", "causal": "the offline causal models"}
+"""The group words and what each one measures."""
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One model a chapter measures: ``name`` is what the engine loads, ``label`` what the page calls it, ``result_name``
+    the name its results file is written under."""
+
+    name: str
+    label: str
+    result_name: str
+
+
+def group_members(word: str) -> list[str]:
+    """The offline models a group word names, in the registry's order (installed or not)."""
+    from .registry import REGISTRY
+
+    keep = {"defaults": lambda m: True, "encoders": lambda m: not m.causal, "causal": lambda m: m.causal}[word]
+    return [name for name, entry in REGISTRY.items() if keep(entry)]
+
+
+def choose(model: str) -> list[Choice]:
+    """The models ``model`` names (see the module docstring), in order."""
+    if model in GROUPS:
+        return [Choice(name, name, name) for name in group_members(model)]
+    if model.startswith("preset:"):
+        from .presets import preset
+
+        return [Choice(e.model_name(), e.label, e.hub_id) for e in preset(model)]
+    return [Choice(model, model, model)]
+
+
+def names(model: str) -> list[str]:
+    """What the engine loads for ``model``: :func:`choose`'s names."""
+    return [c.name for c in choose(model)]
