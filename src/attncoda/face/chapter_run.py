@@ -112,21 +112,24 @@ class ChapterRun:
 
     def execute(self, progress: bool = True) -> Path:
         """Execute the chapter with papermill and return the executed notebook's path (:attr:`target`)."""
+        import json
+
         import papermill
         from papermill.exceptions import PapermillExecutionError
 
         from ..base.files import remove_stale_twins, staging_prefix
         from ..base.progress import ENV as progress_env
         from .chapters import KERNEL_ARGUMENTS, KERNEL_QUIET, _ProgressEcho, kernel_manager
-        from .results import RECORD_ENV
+        from .results import PARAMETER_NAMES_ENV, RECORD_ENV
 
         root, target = repo_root(), self.target
         remove_stale_twins(target)  # the half-written copies of runs that were killed (SIGKILL) before they could remove them
         partial = target.with_name(staging_prefix(target) + "part.ipynb")
         kernel_log = target.with_name(staging_prefix(target) + "kernel.log")
-        env_before = {k: os.environ.get(k) for k in (*KERNEL_QUIET, "ATTNCODA_HOME", progress_env, RECORD_ENV)}
+        env_before = {k: os.environ.get(k) for k in (*KERNEL_QUIET, "ATTNCODA_HOME", progress_env, RECORD_ENV, PARAMETER_NAMES_ENV)}
         os.environ.update(KERNEL_QUIET)
         os.environ["ATTNCODA_HOME"] = str(root)
+        os.environ[PARAMETER_NAMES_ENV] = json.dumps(list(self.defaults))  # the provenance names every parameter (results.run_parameters)
         if self.record:
             os.environ[RECORD_ENV] = "1"
         else:

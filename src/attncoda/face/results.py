@@ -50,6 +50,33 @@ def split_times(value):
     return value, None
 
 
+PARAMETER_NAMES_ENV = "ATTNCODA_PARAMETER_NAMES"
+"""The names of a chapter's parameters (a JSON list), set by a chapter run (:class:`~attncoda.face.chapter_run.ChapterRun`)
+in its kernel, so :func:`run_parameters` need not read the notebook again."""
+
+
+def run_parameters(chapter: str, namespace: dict) -> dict:
+    """Every parameter of ``chapter`` with the value it has in this kernel (``namespace``: the notebook's ``globals()``),
+    for its results' provenance: the names are those of the notebook's parameter cell, so no parameter can go missing
+    from the record; ``results_dir`` (a folder of this machine) is left out.
+
+    The names come from :data:`PARAMETER_NAMES_ENV` in a chapter run, else from the chapter's notebook (one opened in
+    Jupyter or Colab).
+    """
+    if os.environ.get(PARAMETER_NAMES_ENV):
+        names = json.loads(os.environ[PARAMETER_NAMES_ENV])
+    else:
+        from ..base.paths import repo_root
+        from .chapters import find_chapter
+        from .parameters import notebook_parameters
+
+        names = list(notebook_parameters(repo_root() / "notebooks" / f"{find_chapter(chapter).notebook}.ipynb"))
+    missing = [n for n in names if n not in namespace]
+    if missing:
+        raise KeyError(f"chapter {chapter!r}: parameter {missing[0]!r} is not defined in this kernel; run the notebook's parameter cell first")
+    return {n: namespace[n] for n in names if n != "results_dir"}
+
+
 def timings_path(chapter: str, name: str, directory=None) -> Path:
     return results_dir(directory) / chapter / "timings" / f"{slug(name)}.json"
 
