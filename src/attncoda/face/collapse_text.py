@@ -387,9 +387,10 @@ def frozen_order(frozen, chapter_added) -> str:
     return "The order of the predictor's freezing and this chapter's first run is in the project's git history (this copy's history is too shallow to show it)."
 
 
-def glue_protocol(options, steps: int, suite_seeds, endpoint_models) -> None:
-    """Hand the protocol box its values: windows, seeds, the ladder's recipe, sizes and checkpoints, the control, the
-    target sink mass and the endpoints (``steps``: the ladder's training steps, 0 for the recipe's own)."""
+def glue_protocol(params: dict, names: list[str]) -> None:
+    """Hand the protocol box its values: from the chapter's parameters ``params``
+    (:func:`~attncoda.face.results.run_parameters`) its windows, seeds and the ladder's steps (0: the recipe's own),
+    the ladder's recipe, sizes and checkpoints, the control, the target sink mass, and the endpoint models ``names``."""
     from dataclasses import replace
 
     from ..base import protocol
@@ -398,15 +399,15 @@ def glue_protocol(options, steps: int, suite_seeds, endpoint_models) -> None:
     from .report import glue
 
     recipe = sink_search.trial(sink_search.LADDER_TRIAL).run
-    recipe = replace(recipe, steps=steps or recipe.steps)
+    recipe = replace(recipe, steps=params["steps"] or recipe.steps)
     values = {
-        "N": options.n, "L": options.length, "seed": options.seed, "first_row": protocol.COLLAPSE_FIRST_ROW, "n_triples": f"{options.n_triples:,}",
-        "revisions": ", ".join(checkpoints.PYTHIA_REVISIONS), "suite_seeds": ", ".join(map(str, suite_seeds)), "steps": f"{recipe.steps:,}",
+        "N": params["n"], "L": params["length"], "seed": params["seed"], "first_row": protocol.COLLAPSE_FIRST_ROW, "n_triples": f"{params['n_triples']:,}",
+        "revisions": ", ".join(checkpoints.PYTHIA_REVISIONS), "suite_seeds": ", ".join(map(str, params["suite_seeds"])), "steps": f"{recipe.steps:,}",
         "sizes": "; ".join(f"{h}-wide, {l} layer{'s' if l > 1 else ''} × {a} head{'s' if a > 1 else ''}" for h, l, a in sink_search.LADDER.values()),
         "schedule": ", ".join(map(str, recipe.schedule())), "batch": recipe.batch, "task_length": recipe.length, "rate": f"{recipe.learning_rate:g}",
         "ladder_trial": sink_search.LADDER_TRIAL, "control_trial": sink_search.CONTROL_TRIAL, "control_size": sink_search.CONTROL_SIZE.replace("x", " × "),
         "target": sink_search.GROWN, "sink_eps": sink_search.SINK_EPS,
-        "endpoint_list": ", ".join(endpoint_models) if endpoint_models else 'none (endpoints = "")',
+        "endpoint_list": ", ".join(names) if names else 'none (endpoints = "")',
     }
     for name, value in values.items():
         glue(name, value)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from .report import glue, plural
 
 
-def glue_protocol(names: list[str], seeds, n: int, length: int, n_triples: int) -> tuple[dict, dict, dict]:
-    """Hand the protocol box its values (models, seeds, windows, ε, temperatures, sink sets, the frozen predictors'
+def glue_protocol(params: dict, names: list[str]) -> tuple[dict, dict, dict]:
+    """Hand the protocol box its values (the models ``names``; seeds and windows from the chapter's parameters
+    ``params``, :func:`~attncoda.face.results.run_parameters`; ε, temperatures, sink sets, the frozen predictors'
     hashes) and return the frozen ``(curves, predictor v1, predictor v2)``."""
     from ..base import protocol
     from ..engine.signatures import ALTERNATIVE_SINK, SINK_SETS
@@ -15,8 +16,8 @@ def glue_protocol(names: list[str], seeds, n: int, length: int, n_triples: int) 
     curves, frozen = predictor.load_all(version=1)
     _, frozen_v2 = predictor.load_all(version=2)
     values = {
-        "n_models": plural(len(names), "model"), "model_list": ", ".join(names), "n_seeds": plural(len(seeds), "seed"), "N": n, "L": length,
-        "T": n_triples, "eps": protocol.DEFAULT_EPS, "eps_sweep": ", ".join(f"{e:g}" for e in protocol.EPS_SWEEP),
+        "n_models": plural(len(names), "model"), "model_list": ", ".join(names), "n_seeds": plural(len(params["seeds"]), "seed"),
+        "N": params["n"], "L": params["length"], "T": params["n_triples"], "eps": protocol.DEFAULT_EPS, "eps_sweep": ", ".join(f"{e:g}" for e in protocol.EPS_SWEEP),
         "temperatures": ", ".join(f"{t:g}" for t in protocol.TEMPERATURES), "taxonomy_ks": ", ".join(map(str, protocol.TAXONOMY_KS)),
         "prune_share": f"{100 * protocol.PRUNE_SHARE:.0f}", "small_part": f"{protocol.SMALL_PART:g}",
         "sink_first": SINK_SETS["first"], "sink_first_alt": SINK_SETS[ALTERNATIVE_SINK["first"]],

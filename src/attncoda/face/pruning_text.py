@@ -27,8 +27,11 @@ def p_text(p: float) -> str:
     return "< 0.001" if p < 0.001 else f"{p:.3f}"
 
 
-def glue_protocol(glue, params: dict, names: list[str]) -> None:
-    """The protocol box's values."""
+def glue_protocol(params: dict, names: list[str]) -> None:
+    """Hand the protocol box its values: the models ``names``, the chapter's parameters ``params``
+    (:func:`~attncoda.face.results.run_parameters`) and the readings' level and bootstrap draws."""
+    from .report import glue
+
     glue("model_list", ", ".join(names))
     glue("n_seeds", str(len(params["seeds"])))
     glue("tie_draws", params["tie_draws"])
