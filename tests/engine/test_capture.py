@@ -12,6 +12,7 @@ from attncoda.math.rowstats import row_statistics, row_statistics_from_scores
 from attncoda.engine.models import load_model
 from attncoda.engine.signatures import SignatureAccumulator
 from tiny_models import CAUSAL, FAMILIES, tiny_family_folders, tiny_inputs
+from metas import signature_meta
 
 
 @pytest.fixture(scope="module")
@@ -105,8 +106,8 @@ def test_signature_accumulator_equals_aitchison_mean_of_rows(tiny):
     acc = SignatureAccumulator(loaded.info.layers, loaded.info.heads, 16, True, (0,))
     with torch.inference_mode(), capture_attention(loaded.backbone, acc.update):
         loaded.backbone(**inputs)
-    sig = acc.finish({})
-    assert sig.meta["log_path"] and sig.default_kind == "logit"
+    sig = acc.finish(signature_meta(16))
+    assert sig.meta.log_path and sig.default_kind == "logit"
     with torch.inference_mode():
         reference = loaded.backbone(**inputs, output_attentions=True).attentions
     logit = sig.logit
@@ -183,7 +184,7 @@ def test_the_accumulator_reads_scores_as_it_reads_the_full_log_softmax(tiny, fam
 
     with torch.inference_mode(), capture_attention(loaded.backbone, both):
         loaded.backbone(**inputs)
-    a, b = fused.finish({}), full.finish({})
+    a, b = fused.finish(signature_meta()), full.finish(signature_meta())
     np.testing.assert_allclose(a.logit, b.logit, rtol=1e-12, atol=1e-15)
     for k in a.stats:
         np.testing.assert_allclose(a.stats[k], b.stats[k], rtol=1e-10, atol=1e-11, equal_nan=True, err_msg=k)

@@ -146,7 +146,7 @@ def test_bf16_and_a_device_map_are_loaded_when_asked_for_and_kept_apart_in_the_c
     assert half.info.weights_sha256 == plain.info.weights_sha256 + "+bfloat16" == identity_without_loading(resolve(folder))[0]
     assert "device_map=auto" in half.info.notes
     sig = compute(half, n=2, length=16, batch_size=2)
-    assert np.isfinite(sig.logit).all() and sig.meta["weights_sha256"].endswith("+bfloat16")
+    assert np.isfinite(sig.logit).all() and sig.meta.weights_sha256.endswith("+bfloat16")
     monkeypatch.setenv("ATTNCODA_DTYPE", "float8")
     with pytest.raises(ModelError, match="ATTNCODA_DTYPE='float8' is not a dtype this project loads"):
         load_model(folder)

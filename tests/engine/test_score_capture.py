@@ -100,7 +100,7 @@ def test_signatures_from_the_score_path_agree_with_the_eager_path(tiny, family, 
     ours = compute(loaded, n=3, length=20, seed=0, batch_size=2)
     monkeypatch.setattr(score_capture, "score_path_reason", lambda model: "eager asked for")
     eager = compute(loaded, n=3, length=20, seed=0, batch_size=2)
-    assert ours.meta["capture"] == "scores beside sdpa" and eager.meta["capture"] == "eager"
+    assert ours.meta.capture == "scores beside sdpa" and eager.meta.capture == "eager"
     for a, b in ((ours.logit, eager.logit), (ours.arithmetic, eager.arithmetic), *((ours.aitchison[e], eager.aitchison[e]) for e in ours.aitchison)):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-7)
     for name in STATISTICS:
@@ -142,7 +142,7 @@ def test_models_outside_the_interface_keep_the_eager_path(tiny):
         with score_capture.capture_scores(loaded.backbone, lambda *a: None):
             pass
     sig = compute(loaded, n=2, length=16, seed=0, batch_size=2)
-    assert sig.meta["capture"] == "eager" and sig.logit is not None
+    assert sig.meta.capture == "eager" and sig.logit is not None
 
 
 def test_a_sliding_window_hides_keys_in_the_scores(tmp_path):
@@ -179,7 +179,7 @@ def test_device_reductions_agree_with_the_kernel_on_each_default_model(name, mon
     kernel = compute(loaded, n=4, length=48, seed=0, batch_size=4)
     monkeypatch.setattr(signatures.SignatureAccumulator, "torch_reductions", True)
     device = compute(loaded, n=4, length=48, seed=0, batch_size=4)
-    assert kernel.meta["capture"] == ("eager" if name == "mpnet-base" else "scores beside sdpa")
+    assert kernel.meta.capture == ("eager" if name == "mpnet-base" else "scores beside sdpa")
     np.testing.assert_allclose(device.logit, kernel.logit, rtol=1e-10)
     for name_ in STATISTICS:
         np.testing.assert_allclose(device.stats[name_], kernel.stats[name_], rtol=1e-10, atol=1e-12, equal_nan=True, err_msg=name_)

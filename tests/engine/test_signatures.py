@@ -84,7 +84,7 @@ def test_sink_positions():
 def test_real_weights_smoke_minilm(cache):
     sig = signatures.get_signatures("minilm-l6", n=4, length=32, seed=0, batch_size=4)
     assert sig.shape == (6, 12, 32)
-    assert sig.meta["sink_sets"]["cls_sep"] == [0, 31] and sig.meta["weights_sha256"] == REGISTRY["minilm-l6"].sha256
+    assert sig.meta.sink_sets["cls_sep"] == [0, 31] and sig.meta.weights_sha256 == REGISTRY["minilm-l6"].sha256
     rows = sig.heads()
     assert np.allclose(rows.sum(-1), 1) and np.all(rows > 0)
     for name in signatures.STATISTICS:
@@ -99,7 +99,7 @@ def test_vision_signatures_from_given_images(tmp_path):
     vit = load_model(str(save_tiny("vit", tmp_path / "vit")))
     images = np.random.default_rng(0).integers(0, 255, (3, 32, 32, 3), dtype=np.uint8)
     sig = signatures.compute(vit, n=3, seed=0, batch_size=2, images=images)
-    assert sig.shape == (2, 4, 17) and sig.meta["corpus"] == "images" and not sig.meta["causal"]
+    assert sig.shape == (2, 4, 17) and sig.meta.corpus == "images" and not sig.meta.causal
     assert sig.sink() == (0,)
     assert np.allclose(sig.heads().sum(-1), 1)
     assert all(np.all(np.isfinite(sig.stats[k])) for k in signatures.STATISTICS)

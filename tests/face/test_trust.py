@@ -392,7 +392,7 @@ def test_another_models_file_at_the_key_path_is_not_used(sandbox, tiny_bert):
     target = cache_path(ours.meta)
     target.write_bytes(cache_path(theirs.meta).read_bytes())  # a valid file, of another model, at our key
     again = get_signatures(str(tiny_bert), n=2, length=16, batch_size=2)
-    assert again.meta["model"] == str(tiny_bert) and again.meta["weights_sha256"] == ours.meta["weights_sha256"]
+    assert again.meta.model == str(tiny_bert) and again.meta.weights_sha256 == ours.meta.weights_sha256
     assert np.array_equal(again.arithmetic, ours.arithmetic)
 
 

@@ -64,7 +64,7 @@ def test_streamed_head_distances_equal_the_all_rows_computation(tiny_bert, tmp_p
         att = torch.stack(loaded.backbone(input_ids=torch.as_tensor(ids), output_attentions=True).attentions, 1)  # (n, layers, heads, L, L)
     rows = att.double().numpy().transpose(0, 3, 1, 2, 4).reshape(n * length, -1, length)
     rows /= rows.sum(axis=-1, keepdims=True)
-    sink = tuple(hd.meta["sink"])
+    sink = tuple(hd.meta.sink)
     for metric, f in NAIVE.items():
         for conv in ("keep", "drop"):
             v = ac.view(rows, conv, sink)
@@ -163,7 +163,7 @@ def test_measuring_an_encoder_reads_every_window_sample(tiny_bert, tmp_path, mon
     assert len(r.samples) == 2 and r.sample_seeds == [0, 1]
     again = head_distances(str(tiny_bert), n=3, length=24, seed=0, batch_size=2)
     np.testing.assert_array_equal(r.first.key_attention, again.key_attention)  # the first sample's, from the cache
-    assert r.sets == clustering.head_sets(again.key_attention, again.meta["cls"], again.meta["sep"])
+    assert r.sets == clustering.head_sets(again.key_attention, again.meta.cls, again.meta.sep)
 
 
 def test_a_content_taxonomy_that_moves_between_conventions_is_an_error(tiny_bert, tmp_path, monkeypatch):

@@ -9,6 +9,7 @@ from attncoda.engine.models import load_model
 from attncoda.engine.patterns import signatures_from_patterns
 from attncoda.engine.signatures import SignatureAccumulator
 from tiny_models import save_tiny, tiny_inputs
+from metas import signature_meta
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +21,7 @@ def captured(tmp_path_factory):
         loaded.backbone(**inputs)
     with torch.inference_mode():
         attentions = loaded.backbone(**inputs, output_attentions=True).attentions
-    return acc.finish({}), attentions
+    return acc.finish(signature_meta(16)), attentions
 
 
 def _same(a, b):
@@ -34,7 +35,7 @@ def _same(a, b):
 def test_transformers_output_attentions(captured):
     ours, attentions = captured
     sig = signatures_from_patterns(attentions, model="tiny")
-    assert sig.meta["causal"] and sig.default_kind == "aitchison" and sig.shape == ours.shape
+    assert sig.meta.causal and sig.default_kind == "aitchison" and sig.shape == ours.shape
     _same(sig, ours)
 
 
@@ -46,7 +47,7 @@ def test_plain_arrays_and_a_transformer_lens_cache(captured):
     cache["blocks.0.hook_resid_pre"] = torch.zeros(1)
     _same(signatures_from_patterns(cache), ours)
     one = signatures_from_patterns(stacked[0])  # [layer, head, query, key]: one window
-    assert one.meta["n"] == 1
+    assert one.meta.n == 1
 
 
 def test_every_analysis_runs_on_imported_patterns(captured):

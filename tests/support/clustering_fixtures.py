@@ -4,6 +4,7 @@ import numpy as np
 
 from attncoda.engine.head_distances import HeadDistances
 from attncoda.studies import clustering
+from metas import head_distance_meta
 
 
 def synthetic_clustering(name, seeds=(0, 1, 2), sep_members=True):
@@ -20,8 +21,7 @@ def synthetic_clustering(name, seeds=(0, 1, 2), sep_members=True):
         y = x + rng.normal(scale=0.8, size=x.shape)
         d, drop = (np.sqrt(((v[:, None] - v[None]) ** 2).sum(-1)) for v in (x, y))
         distances = {m: {"keep": d, "drop": d if m == "content" else drop} for m in clustering.CLUSTER_METRICS}
-        hd = HeadDistances({"cls": 0, "sep": [4], "model_info": {"name": name}, "weights_sha256": "0" * 64, "positions": 64, "sink": [0, 4]},
-                           distances, att)
+        hd = HeadDistances(head_distance_meta(model=name, model_info={"name": name}, positions=64, sink=[0, 4]), distances, att)
         first = hd if first is None else first
         samples.append(clustering.table9(distances, clustering.head_sets(att, 0, [4])))
     return clustering.EncoderClustering(name, list(seeds), first, clustering.head_sets(att, 0, [4]), samples, 1.5)

@@ -14,7 +14,7 @@ and sink-head sets). Results are cached like signatures.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -28,11 +28,51 @@ PROTOCOL = "clark-1"
 CONVENTIONS = ("keep", "drop")
 
 
+@dataclass(frozen=True)
+class HeadDistanceMeta:
+    """What one model's head distances were computed from: the fields of its cache key (:data:`KEY_FIELDS`, the first
+    nine), the model's facts, the keys of its sink, [CLS] and [SEP], its shape, how many query positions were averaged
+    and how long the computation took."""
+
+    model: str
+    weights_sha256: str
+    corpus: str
+    split: str
+    n: int
+    length: int
+    seed: int
+    batch_size: int
+    protocol: str
+    model_info: dict
+    sink: list
+    cls: int
+    sep: list
+    layers: int
+    heads_per_layer: int
+    compute_s: float | None = None
+    positions: int = 0
+
+    def key(self) -> dict:
+        """The :data:`KEY_FIELDS` the cache key hashes."""
+        return {k: getattr(self, k) for k in KEY_FIELDS}
+
+    def to_json(self) -> dict:
+        from dataclasses import asdict
+
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> HeadDistanceMeta:
+        from dataclasses import fields
+
+        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
+
+
 @dataclass
 class HeadDistances:
     """Mean head-to-head distances ``(heads, heads)`` per metric and convention, and mean attention per key ``(heads, L)``."""
 
-    meta: dict
+    meta: HeadDistanceMeta
     distances: dict[str, dict[str, np.ndarray]]
     key_attention: np.ndarray
 
@@ -82,27 +122,28 @@ class HeadDistanceAccumulator:
         self.key_sums += keep.sum(axis=0)
         self.positions += keep.shape[0]
 
-    def finish(self, meta: dict) -> HeadDistances:
+    def finish(self, meta: HeadDistanceMeta) -> HeadDistances:
         if self.positions == 0:
             raise RuntimeError("no attention was captured")
         distances = {m: {c: v / self.positions for c, v in per.items()} for m, per in self.sums.items()}
-        return HeadDistances(meta={**meta, "positions": int(self.positions)}, distances=distances, key_attention=self.key_sums / self.positions)
+        return HeadDistances(meta=replace(meta, positions=int(self.positions)), distances=distances, key_attention=self.key_sums / self.positions)
 
 
 KEY_FIELDS = ("model", "weights_sha256", "corpus", "split", "n", "length", "seed", "batch_size", "protocol")
 
 
-def cache_path(meta: dict) -> Path:
-    """Where a model's head distances are cached: a hash of its :data:`KEY_FIELDS`."""
+def cache_path(key: dict | HeadDistanceMeta) -> Path:
+    """Where a model's head distances are cached: a hash of its :data:`KEY_FIELDS` (``key``: those fields, or the whole
+    :class:`HeadDistanceMeta`)."""
     from .cache import key_path
 
-    return key_path("head_distances", meta, KEY_FIELDS)
+    return key_path("head_distances", key.key() if isinstance(key, HeadDistanceMeta) else key, KEY_FIELDS)
 
 
 def _save(result: HeadDistances, path: Path) -> None:
     arrays = {f"{m}_{c}": v for m, per in result.distances.items() for c, v in per.items()}
     arrays["key_attention"] = result.key_attention
-    save_arrays(path, arrays, {"meta": result.meta})
+    save_arrays(path, arrays, {"meta": result.meta.to_json()})
 
 
 def _load(path: Path) -> HeadDistances | None:
@@ -115,7 +156,7 @@ def _load(path: Path) -> HeadDistances | None:
     if not holds_its_key(path, "head_distances", header["meta"], KEY_FIELDS):
         return None
     distances = {m: {c: arrays[f"{m}_{c}"] for c in CONVENTIONS} for m in PAIR_METRICS}
-    return HeadDistances(meta=header["meta"], distances=distances, key_attention=arrays["key_attention"])
+    return HeadDistances(meta=HeadDistanceMeta.from_json(header["meta"]), distances=distances, key_attention=arrays["key_attention"])
 
 
 def compute(loaded, n: int, length: int, seed: int, corpus: str = "wikipedia", split: str = "sample", batch_size: int = 4,
@@ -151,10 +192,9 @@ def compute(loaded, n: int, length: int, seed: int, corpus: str = "wikipedia", s
             loaded.backbone(input_ids=batch, attention_mask=torch.ones_like(batch))
             acc.flush()
             steps.step(done)
-    meta = {"model": info.name, "weights_sha256": info.weights_sha256, "corpus": corpus, "split": split, "n": int(n), "length": int(length),
-            "seed": int(seed), "batch_size": int(batch_size), "protocol": PROTOCOL, "model_info": info.as_dict(), "sink": list(sink),
-            "cls": 0, "sep": [int(i) for i in range(length - len(layout.suffix), length)], "layers": info.layers, "heads_per_layer": info.heads,
-            "compute_s": time.perf_counter() - started}
+    meta = HeadDistanceMeta(info.name, info.weights_sha256, corpus, split, int(n), int(length), int(seed), int(batch_size), PROTOCOL,
+                            model_info=info.as_dict(), sink=list(sink), cls=0, sep=[int(i) for i in range(length - len(layout.suffix), length)],
+                            layers=info.layers, heads_per_layer=info.heads, compute_s=time.perf_counter() - started)
     return acc.finish(meta)
 
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..base.arrays import as_numpy
 from ..base.protocol import EPS_SWEEP
-from .signatures import SignatureAccumulator, Signatures, sink_positions
+from .signatures import SignatureAccumulator, SignatureMeta, Signatures, WindowLayout, sink_positions
 
 TL_KEY = "blocks.{}.attn.hook_pattern"
 
@@ -97,10 +97,10 @@ def signatures_from_patterns(patterns, model: str = "patterns", sink=None, causa
     acc = SignatureAccumulator(len(layers), heads, keys, causal, sink, eps_values)
     for i, layer in enumerate(layers):
         acc.update(i, layer.astype(np.float32))
-    meta = {"model": model, "weights_sha256": "patterns", "default_sink": "given", "corpus": "given", "split": "given", "n": int(windows),
-            "length": int(keys), "seed": int(seed), "batch_size": int(windows), "eps_values": [float(e) for e in eps_values], "protocol": "patterns",
-            "model_info": {"name": model, "architecture": "patterns", "causal": causal, "layers": len(layers), "heads": heads},
-            "corpus_attribution": "patterns given by the caller",
-            "sink_sets": {"given": list(sink), "first": [0], "first4": list(sink_positions("first4", keys))},
-            "layout": {"prefix_tokens": int(bos_prepended), "suffix_tokens": 0, "bos_prepended": bool(bos_prepended)}, "causal": causal}
+    meta = SignatureMeta(model=model, weights_sha256="patterns", default_sink="given", corpus="given", split="given", n=int(windows),
+                         length=int(keys), seed=int(seed), batch_size=int(windows), eps_values=[float(e) for e in eps_values], protocol="patterns",
+                         model_info={"name": model, "architecture": "patterns", "causal": causal, "layers": len(layers), "heads": heads},
+                         corpus_attribution="patterns given by the caller",
+                         sink_sets={"given": list(sink), "first": [0], "first4": list(sink_positions("first4", keys))},
+                         layout=WindowLayout(int(bos_prepended), 0, bool(bos_prepended)), causal=causal)
     return acc.finish(meta)

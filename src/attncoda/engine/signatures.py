@@ -22,7 +22,7 @@ and carry a hash of their arrays, so a damaged file is detected and recomputed.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -38,7 +38,7 @@ PROTOCOL_VERSION = 4
 3: the log path reduces the scores in float64 inside the row kernel, one ``exp`` per element (no float64 log-softmax
 array); it agrees with 2 to rounding (``benchmarks/capture_overhead.py``, ``tests/engine/test_capture.py``).
 4: the forward pass runs sdpa attention and the scores are formed beside it (:mod:`attncoda.engine.score_capture`), for
-every model whose attention goes through transformers' interface; the others keep eager attention (``meta["capture"]``
+every model whose attention goes through transformers' interface; the others keep eager attention (``meta.capture``
 says which). Hidden states now follow sdpa's output, which agrees with eager's to float32 rounding, not bit for bit
 (``tests/engine/test_score_capture.py``)."""
 
@@ -82,11 +82,63 @@ def sink_sets_for(default: str, length: int, prefix: int, suffix: int) -> dict[s
     return {k: list(sink_positions(k, length, prefix, suffix)) for k in (default, ALTERNATIVE_SINK[default])}
 
 
+@dataclass(frozen=True)
+class WindowLayout:
+    """Where a window's text sits among its special tokens: ``prefix_tokens`` before it (a [CLS], or a BOS the
+    tokenizer or the corpus prepends), ``suffix_tokens`` after it (a [SEP])."""
+
+    prefix_tokens: int
+    suffix_tokens: int
+    bos_prepended: bool
+
+
+@dataclass(frozen=True)
+class SignatureMeta:
+    """What one set of signatures was computed from: the fields of its cache key (:data:`KEY_FIELDS`, the first eleven)
+    and what the readings need besides (the model's facts, its sink sets, the windows' layout, how the scores were
+    captured, whether the log-softmax path was)."""
+
+    model: str
+    weights_sha256: str
+    default_sink: str
+    corpus: str
+    split: str
+    n: int
+    length: int
+    seed: int
+    batch_size: int
+    eps_values: list
+    protocol: str
+    model_info: dict
+    sink_sets: dict
+    layout: WindowLayout
+    causal: bool
+    corpus_attribution: str = ""
+    capture: str = "eager"
+    log_path: bool = False
+
+    def key(self) -> dict:
+        """The :data:`KEY_FIELDS` the cache key hashes."""
+        return {k: getattr(self, k) for k in KEY_FIELDS}
+
+    def to_json(self) -> dict:
+        from dataclasses import asdict
+
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> SignatureMeta:
+        from dataclasses import fields
+
+        known = {f.name for f in fields(cls)}
+        return cls(**{**{k: v for k, v in data.items() if k in known}, "layout": WindowLayout(**data["layout"])})
+
+
 @dataclass
 class Signatures:
     """Signatures and row statistics of one model on one sample; arrays are ``(layers, heads, L)``."""
 
-    meta: dict
+    meta: SignatureMeta
     aitchison: dict[float, np.ndarray]
     arithmetic: np.ndarray
     stats: dict[str, np.ndarray]
@@ -124,19 +176,19 @@ class Signatures:
 
     def sink(self, kind: str | None = None) -> tuple[int, ...]:
         """Key indices of a sink set (default: the model's default)."""
-        kind = kind or self.meta["default_sink"]
-        if kind not in self.meta["sink_sets"]:
-            raise ValueError(f"sink set {kind!r} is not defined for this model; it has {', '.join(self.meta['sink_sets'])}")
-        return tuple(self.meta["sink_sets"][kind])
+        kind = kind or self.meta.default_sink
+        if kind not in self.meta.sink_sets:
+            raise ValueError(f"sink set {kind!r} is not defined for this model; it has {', '.join(self.meta.sink_sets)}")
+        return tuple(self.meta.sink_sets[kind])
 
     @property
     def alternative_sink(self) -> str:
-        return ALTERNATIVE_SINK[self.meta["default_sink"]]
+        return ALTERNATIVE_SINK[self.meta.default_sink]
 
     @property
     def first_row(self) -> int:
         """First query row the row statistics cover: 1 for causal models (row 0 is the trivial [1]), else 0."""
-        return 1 if self.meta["causal"] else 0
+        return 1 if self.meta.causal else 0
 
     def row_mean(self, statistic: str) -> float:
         """Mean of a row statistic over layers, heads and the covered query rows."""
@@ -257,7 +309,7 @@ class SignatureAccumulator:
             self.stat_sums[name][layer, heads] += np.where(ok, v, 0.0).sum(axis=0)
             self.stat_counts[name][layer, heads] += ok.sum(axis=0)
 
-    def finish(self, meta: dict) -> Signatures:
+    def finish(self, meta: SignatureMeta) -> Signatures:
         if np.any(self.rows == 0):
             raise RuntimeError("some layers received no attention; capture failed")
         n = self.rows[:, None, None]
@@ -273,7 +325,7 @@ class SignatureAccumulator:
         if self.causal:
             for v in stats.values():
                 v[:, :, 0] = np.nan
-        meta = {**meta, "log_path": logit is not None}
+        meta = replace(meta, log_path=logit is not None)
         return Signatures(meta=meta, aitchison=aitchison, arithmetic=self.sums / n, stats=stats, logit=logit, zeros=self.zeros)
 
 
@@ -322,15 +374,16 @@ def _arrays(sig: Signatures) -> dict[str, np.ndarray]:
     return out
 
 
-def cache_path(meta: dict) -> Path:
-    """Where a set of signatures is cached: a hash of its :data:`KEY_FIELDS`."""
+def cache_path(key: dict | SignatureMeta) -> Path:
+    """Where a set of signatures is cached: a hash of its :data:`KEY_FIELDS` (``key``: those fields, or the whole
+    :class:`SignatureMeta`)."""
     from .cache import key_path
 
-    return key_path("signatures", meta, KEY_FIELDS)
+    return key_path("signatures", key.key() if isinstance(key, SignatureMeta) else key, KEY_FIELDS)
 
 
 def save(sig: Signatures, path: Path) -> None:
-    save_arrays(path, _arrays(sig), {"meta": sig.meta, "timings": sig.timings})
+    save_arrays(path, _arrays(sig), {"meta": sig.meta.to_json(), "timings": sig.timings})
 
 
 def load(path: Path) -> Signatures | None:
@@ -342,10 +395,10 @@ def load(path: Path) -> Signatures | None:
     if found is None:
         return None
     header, arrays = found
-    meta = header["meta"]
-    if not holds_its_key(path, "signatures", meta, KEY_FIELDS):
+    if not holds_its_key(path, "signatures", header["meta"], KEY_FIELDS):
         return None
-    aitchison = {float(e): arrays[f"aitchison_{float(e):g}"] for e in meta["eps_values"]}
+    meta = SignatureMeta.from_json(header["meta"])
+    aitchison = {float(e): arrays[f"aitchison_{float(e):g}"] for e in meta.eps_values}
     stats = {k: arrays[f"stat_{k}"] for k in STATISTICS}
     return Signatures(meta=meta, aitchison=aitchison, arithmetic=arrays["arithmetic"], stats=stats, logit=arrays.get("logit"),
                       zeros=int(arrays["zeros"]), timings=header.get("timings", {}))
@@ -411,13 +464,12 @@ def compute_spec(loaded, spec: SignatureSpec, seed: int = 0, progress: bool = Fa
             else:
                 backbone(input_ids=batch, attention_mask=torch.ones_like(batch))
             steps.step(done)
-    meta = {
+    meta = SignatureMeta(
         **spec.key(info.name, info.weights_sha256, default, seed, n=batches_in.shape[0], length=length, corpus=corpus_name),
-        "model_info": info.as_dict(), "corpus_attribution": ATTRIBUTION.get(corpus_name, "images given by the caller"),
-        "sink_sets": sink_sets,
-        "layout": {"prefix_tokens": prefix, "suffix_tokens": suffix, "bos_prepended": bool(prefix) and info.causal},
-        "causal": info.causal, "capture": "scores beside sdpa" if score_path else "eager",
-    }
+        model_info=info.as_dict(), corpus_attribution=ATTRIBUTION.get(corpus_name, "images given by the caller"), sink_sets=sink_sets,
+        layout=WindowLayout(prefix, suffix, bool(prefix) and info.causal), causal=info.causal,
+        capture="scores beside sdpa" if score_path else "eager",
+    )
     sig = acc.finish(meta)
     sig.timings = {"compute_s": time.perf_counter() - started}
     return sig

@@ -167,7 +167,7 @@ def _signatures(args) -> None:
     sig = get_signatures(args.model, n=args.n, length=args.length, seed=args.seed, corpus=args.corpus, batch_size=args.batch_size, progress=True, refresh=args.refresh)
     layers, heads, length = sig.shape
     sink = sig.sink()
-    print(f"{args.model}: {layers} layers × {heads} heads, L = {length}, N = {sig.meta['n']}, sink set {sink} ({sig.meta['default_sink']})")
+    print(f"{args.model}: {layers} layers × {heads} heads, L = {length}, N = {sig.meta.n}, sink set {sink} ({sig.meta.default_sink})")
     print(f"  row-level sink mass {sig.row_mean('sink_mass'):.3f}; signature sink mass {signature_sink_mass(sig.heads(), sink):.3f}")
     print(f"  cached at {cache_path(sig.meta)} (computed in {sig.timings.get('compute_s', float('nan')):.1f} s)")
 

@@ -88,18 +88,18 @@ def parse_sink(text: str | None, sig) -> tuple[str, tuple[int, ...]]:
     ``None`` is the model's default. ``bos`` is key 0, and only when the tokenizer prepended a BOS token.
     """
     if text is None:
-        return sig.meta["default_sink"], sig.sink()
+        return sig.meta.default_sink, sig.sink()
     if text == "bos":
-        if not sig.meta["layout"]["bos_prepended"]:
+        if not sig.meta.layout.bos_prepended:
             raise ValueError("this model's tokenizer prepends no BOS token, so there is no BOS sink; use --sink first (key 0 is an ordinary token)")
         return "bos", (0,)
-    if text in sig.meta["sink_sets"]:
+    if text in sig.meta.sink_sets:
         return text, sig.sink(text)
     from ..engine.signatures import sink_positions
 
     length = sig.shape[-1]
     if text in ("first", "first4", "cls", "cls_sep"):
-        return text, sink_positions(text, length, sig.meta["layout"]["prefix_tokens"], sig.meta["layout"]["suffix_tokens"])
+        return text, sink_positions(text, length, sig.meta.layout.prefix_tokens, sig.meta.layout.suffix_tokens)
     return "keys " + text, sink_keys(text, length)
 
 
@@ -233,16 +233,16 @@ def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_
     per_seed = []
     for sig in sigs:
         rows = sig.heads()
-        triples = sample_triples(len(rows), n_triples, sig.meta["seed"])
+        triples = sample_triples(len(rows), n_triples, sig.meta.seed)
         v = convention_verdicts(m, rows, triples, keys, DEFAULT_EPS, method="gram")
         rev = reversal_from_verdicts(m.name, v["keep"], v["drop"])
-        tables = {e: verdict_table(sig.heads("aitchison", e), (m.name,), triples, keys, e) for e in sig.meta["eps_values"]}
+        tables = {e: verdict_table(sig.heads("aitchison", e), (m.name,), triples, keys, e) for e in sig.meta.eps_values}
         profile = layer_profile(sig)
         row_sink = sig.row_mean("sink_mass")
         if maps is not None and tuple(keys) != tuple(sig.sink()):  # another sink set: its own row statistics, from every row
             chosen = maps[len(per_seed)]["chosen_sink"]
             profile, row_sink = chosen["layers"], chosen["row_sink_mass"]
-        per_seed.append({"seed": sig.meta["seed"], "reversal": rev.as_dict(), "signature_sink_mass": signature_sink_mass(rows, keys),
+        per_seed.append({"seed": sig.meta.seed, "reversal": rev.as_dict(), "signature_sink_mass": signature_sink_mass(rows, keys),
                          "row_sink_mass": row_sink, "eps_sweep": eps_sweep(tables, sig.zeros, DEFAULT_EPS),
                          "collapse_disagreement": collapse_disagreement(profile["entropy"], profile["content_entropy"])})
     rates = [s["reversal"]["rate"] for s in per_seed]
@@ -254,17 +254,17 @@ def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_
         interval = wilson(per_seed[0]["reversal"]["reversed"], per_seed[0]["reversal"]["compared"])
         interval_kind = "95 % Wilson interval over the sampled triples of one seed (text not resampled: rerun with more seeds for the full uncertainty)"
     s_sig = float(np.mean([s["signature_sink_mass"] for s in per_seed]))
-    facts = {"causal": bool(first.meta["causal"]), "sink_size": len(keys), "length": int(first.shape[-1])}
+    facts = {"causal": bool(first.meta.causal), "sink_size": len(keys), "length": int(first.shape[-1])}
     prediction = None
     if curves is not None and spec is not None and m.name in spec["metrics"]:
         pred = predictor.predict(curves, spec, s_sig, facts)
         prediction = Prediction(spec["version"], pred["predicted"][m.name], pred["abstain"], pred["reasons"], 100 * (mean - pred["predicted"][m.name]),
                                 abs(100 * (mean - pred["predicted"][m.name])) <= spec["tolerance_points"])
     report = AuditReport(
-        model=first.meta["model"], architecture=first.meta["model_info"]["architecture"], causal=facts["causal"],
-        heads=int(np.prod(first.shape[:2])), length=facts["length"], windows_per_seed=first.meta["n"], seeds=[s["seed"] for s in per_seed],
+        model=first.meta.model, architecture=first.meta.model_info["architecture"], causal=facts["causal"],
+        heads=int(np.prod(first.shape[:2])), length=facts["length"], windows_per_seed=first.meta.n, seeds=[s["seed"] for s in per_seed],
         signature_kind=first.default_kind, metric=m.name, metric_label=m.label, sink={"name": sink_name, "keys": list(keys)},
-        bos_prepended=bool(first.meta["layout"]["bos_prepended"]), top_keys=maps[0]["positions"] if maps else sink_location(first),
+        bos_prepended=bool(first.meta.layout.bos_prepended), top_keys=maps[0]["positions"] if maps else sink_location(first),
         row_sink_mass=float(np.mean([s["row_sink_mass"] for s in per_seed])), signature_sink_mass=s_sig,
         reversal=ReversalReading(mean, tuple(interval), interval_kind, rates, int(sum(s["reversal"]["compared"] for s in per_seed))),
         prediction=prediction, length_note=predictor.length_note(spec, facts["length"]) if spec is not None else None,
@@ -276,7 +276,7 @@ def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_
     report = replace(report, threshold=threshold, advice=advice_rule(report.reversal, threshold))
     if maps:
         report = replace(report, top_tokens=maps[0]["tokens"], recent_mass=float(np.mean([m["recent_mass"] for m in maps])),
-                         where_from="every row of every layer and head, seed " + str(first.meta["seed"]) + f"'s windows; keys within {maps[0]['recent_keys']} "
+                         where_from="every row of every layer and head, seed " + str(first.meta.seed) + f"'s windows; keys within {maps[0]['recent_keys']} "
                          "positions of the query set apart")
     return replace(report, recommendation=recommend(report))
 

@@ -246,7 +246,7 @@ class EncoderClustering:
     def numbers(self, table5: dict | None) -> dict:
         """The results file's content for this encoder (``table5``: its :meth:`Table5Entry.to_json`, or None)."""
         meta = self.first.meta
-        return {"model_info": meta["model_info"], "weights_sha256": meta["weights_sha256"], "positions": meta["positions"], "sink": meta["sink"],
+        return {"model_info": meta.model_info, "weights_sha256": meta.weights_sha256, "positions": meta.positions, "sink": meta.sink,
                 "head_sets": dict(self.sets), "table9": [r.to_json() for r in self.table9],
                 "table9_samples": {"seeds": list(self.sample_seeds), "per_sample": [[r.to_json() for r in rows] for rows in self.samples],
                                    "spread": spread_json(self.spread)},
@@ -266,12 +266,12 @@ def measure_encoder(name: str, n: int, length: int, seeds, batch_size: int) -> E
     first, samples = None, []
     for s in seeds:
         sample = head_distances(name, n=n, length=length, seed=s, batch_size=batch_size)
-        rows = table9(sample.distances, head_sets(sample.key_attention, sample.meta["cls"], sample.meta["sep"]))
+        rows = table9(sample.distances, head_sets(sample.key_attention, sample.meta.cls, sample.meta.sep))
         if any(r.cross_ari["content"] != 1.0 for r in rows):
             raise RuntimeError(f"{name}, window sample {s}: d_A^⊥ gave different taxonomies under keep and drop, which the theory rules out")
         first = sample if first is None else first
         samples.append(rows)
-    sets = head_sets(first.key_attention, first.meta["cls"], first.meta["sep"])
+    sets = head_sets(first.key_attention, first.meta.cls, first.meta.sep)
     return EncoderClustering(name, list(seeds), first, sets, samples, time.time() - started)
 
 
@@ -310,5 +310,5 @@ def table5(models, signature_n: int, length: int) -> dict[str, Table5Entry]:
         ari = taxonomy_stability(sig.heads(), sig.sink(), DEFAULT_EPS)
         if ari.get("content", 1.0) != 1.0:
             raise RuntimeError(f"{name}: d_A^⊥ taxonomies differ between keep and drop, which the theory rules out")
-        out[name] = Table5Entry(name, ari, sig.meta["model_info"], sig.meta["weights_sha256"])
+        out[name] = Table5Entry(name, ari, sig.meta.model_info, sig.meta.weights_sha256)
     return out

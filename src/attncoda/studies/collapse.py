@@ -154,7 +154,7 @@ def reversal_point(sig, seed: int = 0, n_triples: int = N_TRIPLES) -> dict:
 
 def model_facts(sig) -> dict:
     """What the v2 predictor's domain checks, read from signatures."""
-    return {"causal": bool(sig.meta["causal"]), "sink_size": len(sig.sink()), "length": int(sig.meta["length"])}
+    return {"causal": bool(sig.meta.causal), "sink_size": len(sig.sink()), "length": int(sig.meta.length)}
 
 
 def predictor_outcome(point: dict, facts: dict, curves: dict, spec: dict) -> dict:
@@ -195,7 +195,7 @@ def walk(checkpoints, seed: int = 0, n: int = N_WINDOWS, length: int = WINDOW_LE
     for k, c in enumerate(checkpoints):
         sig = signatures(c.model, seed)
         points.append({"step": c.step if c.step is not None else k, "checkpoint": checkpoint_label(c.model), **entropy_means(sig),
-                       **reversal_point(sig, seed, n_triples), "facts": model_facts(sig), "weights_sha256": sig.meta["weights_sha256"]})
+                       **reversal_point(sig, seed, n_triples), "facts": model_facts(sig), "weights_sha256": sig.meta.weights_sha256})
         steps.step(k + 1)
     return points
 
@@ -232,7 +232,7 @@ def endpoint(model: str, init_seed: int = 0, seed: int = 0, n: int = N_WINDOWS, 
     trained = get_signatures(model, seed, n=n, length=length, batch_size=batch_size)
     start = init_signatures(model, init_seed, seed, n=n, length=length, batch_size=batch_size)
     a, b = entropy_means(start), entropy_means(trained)
-    return {"model": model, "model_info": trained.meta["model_info"], "weights_sha256": trained.meta["weights_sha256"], "init_seed": init_seed,
+    return {"model": model, "model_info": trained.meta.model_info, "weights_sha256": trained.meta.weights_sha256, "init_seed": init_seed,
             "init": {**a, **reversal_point(start, seed, n_triples)}, "trained": {**b, **reversal_point(trained, seed, n_triples)},
             "share": drop_share(a, b), "layer_shares": layer_shares(a, b), "facts": model_facts(trained)}
 

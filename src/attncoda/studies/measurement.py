@@ -52,7 +52,7 @@ def measure_signatures(sig, seed: int, n_triples: int = N_TRIPLES, details: bool
     rows = sig.heads()
     triples = sample_triples(len(rows), n_triples, seed)
     verdicts = verdict_table(rows, REVERSAL_METRICS, triples, sink, eps)
-    sweep_tables = {e: verdict_table(sig.heads("aitchison", e), SWEEP_METRICS, triples, sink, e) for e in sig.meta["eps_values"]}
+    sweep_tables = {e: verdict_table(sig.heads("aitchison", e), SWEEP_METRICS, triples, sink, e) for e in sig.meta.eps_values}
     probability_rows = sig.heads("aitchison", eps)
     profile = layer_profile(sig)
     base = dict(
@@ -78,7 +78,7 @@ def measure_signatures(sig, seed: int, n_triples: int = N_TRIPLES, details: bool
                            **rival_geometry(rows, sink, eps)),
         taxonomy_ari=taxonomy_stability(rows, sink, eps),
         temperature={m: TemperatureStakes(**t) for m, t in temperature_stakes(rows, layers, heads, triples, sink).items()},
-        sink_set=SinkSetStakes(sig.meta["default_sink"], sig.alternative_sink, **sink_set_stakes(rows, triples, sink, sig.sink(sig.alternative_sink), eps)),
+        sink_set=SinkSetStakes(sig.meta.default_sink, sig.alternative_sink, **sink_set_stakes(rows, triples, sink, sig.sink(sig.alternative_sink), eps)),
         witness=witness,
     )
 
@@ -131,7 +131,7 @@ def measure(model: str, seeds=SEEDS, n: int = N_WINDOWS, length: int = WINDOW_LE
     per_seed = [measure_signatures(sig, seed, n_triples, details=(i == 0)) for i, (seed, sig) in enumerate(zip(seeds, sigs))]
     first = sigs[0]
     layers, heads, _ = first.shape
-    result = Measurement(model, first.meta["model_info"], {k: first.meta[k] for k in PROTOCOL_FIELDS}, first.meta["weights_sha256"], layers, heads,
+    result = Measurement(model, first.meta.model_info, {k: first.meta.to_json()[k] for k in PROTOCOL_FIELDS}, first.meta.weights_sha256, layers, heads,
                          list(first.sink()), list(seeds), n_triples, summarize(per_seed), per_seed)
     data = json.loads(json.dumps(result.to_json()))
     entries.write(data, path)
