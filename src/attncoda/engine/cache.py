@@ -15,6 +15,32 @@ from typing import Callable
 from ..base.paths import cache_dir, slug, writable_cache
 
 
+class CachedMeta:
+    """The metadata of a cached result, as a dataclass: :meth:`key` gives the fields its cache key hashes (the subclass's
+    ``KEY_FIELDS``), :meth:`to_json` the header the cache file stores, :meth:`from_json` reads one back (a field the
+    header lacks takes its default; ``NESTED`` names fields that are dataclasses of their own)."""
+
+    KEY_FIELDS: tuple = ()
+    NESTED: dict = {}
+
+    def key(self) -> dict:
+        return {k: getattr(self, k) for k in self.KEY_FIELDS}
+
+    def to_json(self) -> dict:
+        from dataclasses import asdict
+
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict):
+        from dataclasses import fields
+
+        values = {f.name: data[f.name] for f in fields(cls) if f.name in data}
+        for name, kind in cls.NESTED.items():
+            values[name] = kind(**values[name])
+        return cls(**values)
+
+
 def key_path(kind: str, meta: dict, fields) -> Path:
     """``$ATTNCODA_CACHE/<kind>/<model>/<hash of meta's fields>.npz``."""
     key = hashlib.sha256(json.dumps({k: meta[k] for k in fields}, sort_keys=True).encode()).hexdigest()

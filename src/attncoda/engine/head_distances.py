@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
@@ -23,13 +24,16 @@ from ..base.arrays import as_numpy, load_arrays, save_arrays
 from ..base.progress import Steps
 from ..base.protocol import WINDOW_LENGTH
 from ..math.pairdist import PAIR_METRICS, pair_distance_sums
+from .cache import CachedMeta
 
 PROTOCOL = "clark-1"
 CONVENTIONS = ("keep", "drop")
+KEY_FIELDS = ("model", "weights_sha256", "corpus", "split", "n", "length", "seed", "batch_size", "protocol")
+"""What a model's head distances depend on: the cache key hashes exactly these fields of its metadata."""
 
 
 @dataclass(frozen=True)
-class HeadDistanceMeta:
+class HeadDistanceMeta(CachedMeta):
     """What one model's head distances were computed from: the fields of its cache key (:data:`KEY_FIELDS`, the first
     nine), the model's facts, the keys of its sink, [CLS] and [SEP], its shape, how many query positions were averaged
     and how long the computation took."""
@@ -52,20 +56,7 @@ class HeadDistanceMeta:
     compute_s: float | None = None
     positions: int = 0
 
-    def key(self) -> dict:
-        """The :data:`KEY_FIELDS` the cache key hashes."""
-        return {k: getattr(self, k) for k in KEY_FIELDS}
-
-    def to_json(self) -> dict:
-        from dataclasses import asdict
-
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict) -> HeadDistanceMeta:
-        from dataclasses import fields
-
-        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
+    KEY_FIELDS: ClassVar[tuple] = KEY_FIELDS
 
 
 @dataclass
@@ -128,8 +119,6 @@ class HeadDistanceAccumulator:
         distances = {m: {c: v / self.positions for c, v in per.items()} for m, per in self.sums.items()}
         return HeadDistances(meta=replace(meta, positions=int(self.positions)), distances=distances, key_attention=self.key_sums / self.positions)
 
-
-KEY_FIELDS = ("model", "weights_sha256", "corpus", "split", "n", "length", "seed", "batch_size", "protocol")
 
 
 def cache_path(key: dict | HeadDistanceMeta) -> Path:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
@@ -32,6 +33,7 @@ from ..base.progress import Steps
 from ..base.protocol import BATCH_SIZE, DEFAULT_EPS, EPS_SWEEP, N_WINDOWS, WINDOW_LENGTH
 from ..math.coda import closure, replace_zeros
 from ..math.rowstats import STATISTICS
+from .cache import CachedMeta
 
 PROTOCOL_VERSION = 4
 """2: exact-zero replacement only; float64 log-softmax signatures; one-document encoder windows; model-specific sink sets.
@@ -82,6 +84,10 @@ def sink_sets_for(default: str, length: int, prefix: int, suffix: int) -> dict[s
     return {k: list(sink_positions(k, length, prefix, suffix)) for k in (default, ALTERNATIVE_SINK[default])}
 
 
+KEY_FIELDS = ("model", "weights_sha256", "default_sink", "corpus", "split", "n", "length", "seed", "batch_size", "eps_values", "protocol")
+"""What a set of signatures depends on: the cache key hashes exactly these fields of its metadata."""
+
+
 @dataclass(frozen=True)
 class WindowLayout:
     """Where a window's text sits among its special tokens: ``prefix_tokens`` before it (a [CLS], or a BOS the
@@ -93,7 +99,7 @@ class WindowLayout:
 
 
 @dataclass(frozen=True)
-class SignatureMeta:
+class SignatureMeta(CachedMeta):
     """What one set of signatures was computed from: the fields of its cache key (:data:`KEY_FIELDS`, the first eleven)
     and what the readings need besides (the model's facts, its sink sets, the windows' layout, how the scores were
     captured, whether the log-softmax path was)."""
@@ -117,21 +123,8 @@ class SignatureMeta:
     capture: str = "eager"
     log_path: bool = False
 
-    def key(self) -> dict:
-        """The :data:`KEY_FIELDS` the cache key hashes."""
-        return {k: getattr(self, k) for k in KEY_FIELDS}
-
-    def to_json(self) -> dict:
-        from dataclasses import asdict
-
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict) -> SignatureMeta:
-        from dataclasses import fields
-
-        known = {f.name for f in fields(cls)}
-        return cls(**{**{k: v for k, v in data.items() if k in known}, "layout": WindowLayout(**data["layout"])})
+    KEY_FIELDS: ClassVar[tuple] = KEY_FIELDS
+    NESTED: ClassVar[dict] = {"layout": WindowLayout}
 
 
 @dataclass
@@ -332,8 +325,6 @@ class SignatureAccumulator:
 # --------------------------------------------------------------------------- cache
 
 
-KEY_FIELDS = ("model", "weights_sha256", "default_sink", "corpus", "split", "n", "length", "seed", "batch_size", "eps_values", "protocol")
-"""What a set of signatures depends on: the cache key hashes exactly these fields of its metadata."""
 
 
 @dataclass(frozen=True)
