@@ -3,6 +3,7 @@ here). Functions return table rows (lists of dicts) or ``{name: value}`` dicts f
 
 from __future__ import annotations
 
+from ..math.metrics import DOMINANCE
 from ..studies.reversal import CLASSICAL
 from ..studies.theory import CONVENTIONS, TABLE1_METRICS, reverses
 from .report import mark
@@ -42,7 +43,7 @@ def dominance_rows(table: dict) -> list[dict]:
     """Subcompositional dominance on the witness, ``d(p', r') ≤ d(p, r)``: whether dropping the sink can only bring p
     and r closer (it holds for the Aitchison distance, not for JS or Euclidean)."""
     rows = []
-    for name in ("js", "euclidean", "aitchison"):
+    for name in DOMINANCE:
         keep, drop = table[(name, "keep")].d_r, table[(name, "drop")].d_r
         rows.append({"metric": TABLE1_METRICS[name], "d(p,r)": keep, "d(p',r')": drop, "dominance holds": mark(drop <= keep + 1e-12)})
     return rows

@@ -246,6 +246,8 @@ CLUSTERED = ("js", "cosine", "euclidean", "content")
 """The head-distance metrics of the clustering chapter (Clark et al.'s JS first), in its results files' order."""
 BHATTACHARYYA = ("hellinger", "fisher_rao")
 """The two distances that are functions of the Bhattacharyya coefficient alone, so their verdicts coincide."""
+DOMINANCE = ("js", "euclidean", "aitchison")
+"""The metrics the theory chapter tests subcompositional dominance on (it holds for the Aitchison distance only)."""
 STAKES = ("js", "content")
 """The dropped-row JS and the content distance: the pair whose prune-set stakes (temperature, sink definition) the
 audits' Table 8 compares."""
