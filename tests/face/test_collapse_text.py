@@ -70,6 +70,11 @@ def test_the_search_sentence_counts_what_grew():
     text = collapse_text.search_sentence({"target": 0.3, "trials": trials})
     assert "1 of them grew" in text and "(b)" in text and "On natural text the final sink mass lay between 0.030 and 0.030" in text
     assert "not a ranking" in text  # one seed per configuration: no ranking is claimed
+    seeds = [{"seed": k, "final": {"sink_mass": 0.5, "other_sink_mass": v}, "grown": v > 0.3, "training_seconds": 60} for k, v in enumerate((0.7, 0.2, 0.9))]
+    trials[1] |= {"seeds": seeds, "grown_every_seed": False}
+    text = collapse_text.search_sentence({"target": 0.3, "trials": trials})
+    assert "(1 of them with 2 more seeds as well), in 4 min" in text and "b did so in 2 of 3 seeds (0.70, 0.20, 0.90)" in text
+    assert collapse_text.above_target(trials[1]) == "in 2 of 3 seeds (0.70, 0.20, 0.90)" and collapse_text.above_target(trials[0]) == "no"
 
 
 def test_first_commit_finds_a_committed_file_and_nothing_for_others():

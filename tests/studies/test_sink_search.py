@@ -175,13 +175,15 @@ def test_a_peak_counts_only_when_h_rose_above_its_window_spread(spread, used):
 # --------------------------------------------------------------------------- the chapter's typed results
 
 
-def test_the_ladder_trains_the_first_recipe_that_grew_a_sink_and_the_control_changes_only_the_task():
-    """The ladder's recipe is the first configuration, in the order tried, whose non-trigger sink passed the target in the
-    committed search; the control is that recipe on the random-table task."""
+def test_the_ladder_trains_the_first_recipe_that_grew_a_sink_in_every_seed_and_the_control_changes_only_the_task():
+    """The ladder's recipe is the first configuration, in the order tried, whose non-trigger sink passed the target in
+    each of its three seeds in the committed search; the control is that recipe on the random-table task."""
     trials = sink_search.read_trials()
-    first = next(t for t in trials["trials"] if t["grown"])
+    first = next(t for t in trials["trials"] if len(t.get("seeds", [])) >= 3 and t["grown_every_seed"])
     assert trials["target"] == sink_search.GROWN and sink_search.LADDER_TRIAL == first["label"]
     assert all(t["grown"] == sink_search.grown(t["final"]) for t in trials["trials"])
+    assert all(s["grown"] == sink_search.grown(s["final"]) for t in trials["trials"] for s in t.get("seeds", []))
+    assert all(t["grown_every_seed"] == all(s["grown"] for s in t["seeds"]) for t in trials["trials"] if "seeds" in t)
     recipe, control = asdict(sink_search.trial(sink_search.LADDER_TRIAL).run), asdict(sink_search.trial(sink_search.CONTROL_TRIAL).run)
     assert {k for k, v in control.items() if recipe[k] != v} == {"size", "task", "vocab"}
     runs = sink_search.ladder([0, 1]) + sink_search.control([0, 1])

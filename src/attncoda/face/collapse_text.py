@@ -41,25 +41,46 @@ def trial_rows(trials: list[dict]) -> list[dict]:
                      "steps": f"{run['steps']:,}", "sink mass, step 0 → final": f"{a['sink_mass']:.3f} → {b['sink_mass']:.3f}",
                      "trigger / other rows, final": (f"{b['trigger_sink_mass']:.3f} / {b['other_sink_mass']:.3f}" if "trigger_sink_mass" in b else "—"),
                      "sink heads, final": fmt(b.get("sink_heads")),
-                     "training (min)": f"{t['training_seconds'] / 60:.1f}", "above the target": "yes" if t["grown"] else "no"})
+                     "training (min)": f"{training_minutes(t):.1f}", "above the target": above_target(t)})
     return rows
 
 
+def training_minutes(trial: dict) -> float:
+    """Minutes of training a trial took, every seed it was trained with included."""
+    return sum(s["training_seconds"] for s in trial.get("seeds") or [trial]) / 60
+
+
+def above_target(trial: dict) -> str:
+    """Whether a trial's non-trigger sink passed the target: yes or no for one seed; for several, in how many, with each
+    seed's final non-trigger sink mass."""
+    seeds = trial.get("seeds")
+    if not seeds:
+        return "yes" if trial["grown"] else "no"
+    finals = ", ".join(f"{s['final'].get('other_sink_mass', s['final']['sink_mass']):.2f}" for s in seeds)
+    return f"in {sum(s['grown'] for s in seeds)} of {len(seeds)} seeds ({finals})"
+
+
 def search_sentence(search: dict) -> str:
-    """What the search found: how many configurations grew a sink past the target, and the range it reached on text and
-    on the task. Each configuration was trained with one seed, so the sentence ranks none of them."""
+    """What the search found: how many configurations grew a sink past the target (in their first seed, and in every seed
+    for those trained with several), and the range it reached on text and on the task. The configurations compared in
+    one seed are not ranked."""
     trials, target = search["trials"], search["target"]
     grown = [t for t in trials if t["grown"]]
-    minutes = sum(t["training_seconds"] for t in trials) / 60
-    out = f"The search trained {len(trials)} configurations, one seed each, in {minutes:.0f} min of training in all. "
-    out += (f"{len(grown)} of them grew the final sink mass (on the non-trigger rows, for a Backcopy task) above the target of {target} ({', '.join(t['label'] for t in grown)}). " if grown
+    several = [t for t in trials if t.get("seeds")]
+    minutes = sum(training_minutes(t) for t in trials)
+    extra = sorted({len(t["seeds"]) - 1 for t in several})
+    seeds = f" ({len(several)} of them with {' or '.join(map(str, extra))} more seeds as well)" if several else ", one seed each"
+    out = f"The search trained {len(trials)} configurations{seeds}, in {minutes:.0f} min of training in all. "
+    out += (f"{len(grown)} of them grew the final sink mass (on the non-trigger rows, for a Backcopy task) above the target of {target} in their first seed ({', '.join(t['label'] for t in grown)}). " if grown
             else f"None of them grew the final sink mass (on the non-trigger rows, for a Backcopy task) above the target of {target}. ")
+    for t in several:
+        out += f"{t['label']} did so {above_target(t)}. "
     for task, name in TASK_NAMES.items():
         finals = [t["final"].get("other_sink_mass", t["final"]["sink_mass"]) for t in trials if t["run"]["task"] == task]
         if finals:
             where = "on its non-trigger rows " if task != "text" else ""
             out += f"On {name} the final sink mass {where}lay between {min(finals):.3f} and {max(finals):.3f}. "
-    return out + "Each configuration was trained with one seed, so the table shows what each change did once, not a ranking."
+    return out + "A configuration trained with one seed shows what its change did once, not a ranking."
 
 
 # --------------------------------------------------------------------------- trajectories and shares
@@ -405,6 +426,7 @@ def glue_protocol(params: dict, names: list[str]) -> None:
         "revisions": ", ".join(checkpoints.PYTHIA_REVISIONS), "suite_seeds": ", ".join(map(str, params["suite_seeds"])), "steps": f"{recipe.steps:,}",
         "sizes": "; ".join(f"{h}-wide, {l} layer{'s' if l > 1 else ''} × {a} head{'s' if a > 1 else ''}" for h, l, a in sink_search.LADDER.values()),
         "schedule": ", ".join(map(str, recipe.schedule())), "batch": recipe.batch, "task_length": recipe.length, "rate": f"{recipe.learning_rate:g}",
+        "rate_schedule": "constant from the first step" if recipe.rates == "constant" else f"warm-up over {recipe.warmup} steps, then cosine decay to a tenth",
         "ladder_trial": sink_search.LADDER_TRIAL, "control_trial": sink_search.CONTROL_TRIAL, "control_size": sink_search.CONTROL_SIZE.replace("x", " × "),
         "target": sink_search.GROWN, "sink_eps": sink_search.SINK_EPS,
         "endpoint_list": ", ".join(names) if names else 'none (endpoints = "")',

@@ -43,11 +43,13 @@ checks it against the task)."""
 
 @dataclass(frozen=True)
 class Trial:
-    """One configuration of the search: a label, why it was tried, and the run it trains."""
+    """One configuration of the search: a label, why it was tried, the run it trains, and the seeds it trains it with
+    (the first seed's run is the trial's own; a recipe the ladder may take is trained with three)."""
 
     label: str
     why: str
     run: SuiteRun
+    seeds: tuple = (0,)
 
 
 def _text(label, why, hidden, layers, heads, **settings) -> Trial:
@@ -61,10 +63,10 @@ def _task(label, why, hidden, layers, heads, **settings) -> Trial:
     return Trial(label, why, SuiteRun(label, hidden, layers, heads, **(base | settings)))
 
 
-def _character(label, why, hidden, layers, heads, **settings) -> Trial:
-    base = dict(seed=0, steps=CHARACTER_STEPS, every=CHARACTER_EVERY, task="character-backcopy", vocab=CHARACTER_VOCAB, length=128, batch=32,
-                learning_rate=1e-3, weight_decay=0.1, arch="gpt2", precision="bf16")
-    return Trial(label, why, SuiteRun(label, hidden, layers, heads, **(base | settings)))
+def _character(label, why, hidden, layers, heads, seeds=(0,), **settings) -> Trial:
+    base = dict(seed=seeds[0], steps=CHARACTER_STEPS, every=CHARACTER_EVERY, task="character-backcopy", vocab=CHARACTER_VOCAB, length=128,
+                batch=32, learning_rate=1e-3, weight_decay=0.1, arch="gpt2", precision="bf16")
+    return Trial(label, why, SuiteRun(label, hidden, layers, heads, **(base | settings)), tuple(seeds))
 
 
 CHARACTER_STEPS = 800
@@ -96,13 +98,19 @@ TRIALS = (
     _character("char-gpt2-constant-1x1", "GPT-2's block at a constant rate of 1e-3 (Guo et al.'s schedule) instead of warm-up and cosine decay",
                128, 1, 1, rates="constant"),
     _character("char-gpt2-emb1-1x1", "GPT-2's block with its token and position embeddings drawn with sd 1 (PyTorch's nn.Embedding default, "
-               "which Guo et al.'s model keeps) instead of GPT-2's 0.02 (one trait changed)", 128, 1, 1, embed_std=1.0),
+               "which Guo et al.'s model keeps) instead of GPT-2's 0.02 (one trait changed); trained with three seeds, as a ladder recipe must be",
+               128, 1, 1, embed_std=1.0, seeds=(0, 1, 2)),
     _character("char-neox-emb1-1x1", "GPT-NeoX with token embeddings of sd 1: does the block matter once the embeddings are large?", 128, 1, 1,
                arch="neox", embed_std=1.0),
     _character("char-gpt2-gelu-emb1-1x1", "embeddings of sd 1, GELU instead of ReLU", 128, 1, 1, arch="gpt2-gelu", embed_std=1.0),
     _character("char-gpt2-tied-emb1-1x1", "embeddings of sd 1, output tied to the input embedding", 128, 1, 1, arch="gpt2-tied", embed_std=1.0),
     _character("table-gpt2-emb1-1x1", "the random-table Backcopy (8 successors per token, rare triggers) with the same block, embeddings and "
-               "optimiser: the control's recipe", 128, 1, 1, task="backcopy", vocab=64, embed_std=1.0),
+               "optimiser: the control of the cosine recipe", 128, 1, 1, task="backcopy", vocab=64, embed_std=1.0),
+    _character("char-gpt2-emb1-constant-1x1", "embeddings of sd 1 at a constant rate of 1e-3 from the first step (Guo et al.'s schedule): under "
+               "warm-up and cosine decay to a tenth of the peak, one seed of three was still rising at step 800", 128, 1, 1, embed_std=1.0, rates="constant",
+               seeds=(0, 1, 2)),
+    _character("table-gpt2-emb1-constant-1x1", "the random-table Backcopy with the same block, embeddings and constant rate: the control's recipe",
+               128, 1, 1, task="backcopy", vocab=64, embed_std=1.0, rates="constant"),
 )
 
 
@@ -216,15 +224,25 @@ def _pooled(means: dict) -> dict:
 
 
 def run_trial(trial: Trial) -> dict:
-    """Train (or reuse) a trial's run and measure its first and last checkpoints."""
+    """Train (or reuse) a trial's run and measure its first and last checkpoints; with more than one seed, every seed's
+    run, each under ``seeds`` (the first is the trial's own), and whether each of them grew a sink (``grown_every_seed``)."""
     from ..engine.training import parameter_count, train, training_seconds
 
     started = time.perf_counter()
-    folders = train(trial.run)
-    start, end = measure(trial.run, folders[0]), measure(trial.run, folders[-1])
-    return {"label": trial.label, "why": trial.why, "run": asdict(trial.run), "cache_key": trial.run.key(),
-            "parameters": parameter_count(trial.run), "training_seconds": training_seconds(trial.run),
-            "wall_seconds": time.perf_counter() - started, "step0": start, "final": end, "grown": grown(end)}
+    per_seed = []
+    for seed in trial.seeds:
+        run = replace(trial.run, seed=seed)
+        folders = train(run)
+        end = measure(run, folders[-1])
+        per_seed.append({"seed": seed, "step0": measure(run, folders[0]), "final": end, "grown": grown(end),
+                         "training_seconds": training_seconds(run), "cache_key": run.key()})
+    first = per_seed[0]
+    record = {"label": trial.label, "why": trial.why, "run": asdict(trial.run), "cache_key": first["cache_key"],
+              "parameters": parameter_count(trial.run), "training_seconds": first["training_seconds"],
+              "wall_seconds": time.perf_counter() - started, "step0": first["step0"], "final": first["final"], "grown": first["grown"]}
+    if len(per_seed) > 1:
+        record |= {"seeds": per_seed, "grown_every_seed": all(s["grown"] for s in per_seed)}
+    return record
 
 
 def grown(final: dict, target: float = GROWN) -> bool:
@@ -251,11 +269,6 @@ def search(trials=TRIALS, out: Path | None = None) -> list[dict]:
     return [records[t.label] for t in trials]
 
 
-def with_seed(trial: Trial, seed: int) -> Trial:
-    """The same trial trained with another seed."""
-    return replace(trial, run=replace(trial.run, seed=seed))
-
-
 def trial(label: str) -> Trial:
     """The trial of :data:`TRIALS` with this label."""
     return next(t for t in TRIALS if t.label == label)
@@ -269,10 +282,10 @@ LADDER_SHAPES = tuple(f"{layers} × {heads} (width {width})" for width, layers, 
 """The ladder's sizes as a page names them (layers × heads)."""
 CONTROL_SIZE = "1x1"
 """The control's size: the ladder's smallest, the size of the search's trials (and the cheapest to train three times)."""
-LADDER_TRIAL = "char-gpt2-emb1-1x1"
+LADDER_TRIAL = "char-gpt2-emb1-constant-1x1"
 """The trial whose recipe the ladder trains at every size: the search's first configuration whose non-trigger sink passed
-:data:`GROWN` (a test checks it against ``data/sink_search/trials.json``)."""
-CONTROL_TRIAL = "table-gpt2-emb1-1x1"
+:data:`GROWN` in each of its three seeds (a test checks it against ``data/sink_search/trials.json``)."""
+CONTROL_TRIAL = "table-gpt2-emb1-constant-1x1"
 """The trial whose recipe the control trains: the ladder's recipe on the random-table task."""
 
 
