@@ -100,7 +100,7 @@ class ChapterRun:
             folder = run_folder(chapter.key, model if model is not None else chapter.default_model, profile, {**seeds, **params})
             # a chapter that only reads results (the reproducibility page) reads the record
             params.setdefault("results_dir", str(folder / "results") if chapter.writes_results else str(record_folder))
-            results = folder / "results" if chapter.writes_results else record_folder
+            results = root / "notebooks" / params["results_dir"]  # as the kernel sees it: an absolute path stays itself
         if model is not None:
             params["model"] = model
         if chapter.writes_results and not record:
