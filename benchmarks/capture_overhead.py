@@ -28,7 +28,11 @@ handed token ids), so its time is an upper bound.
 Windows: n · L = 16,384 tokens at every L (128 windows of 128, 32 of 512, 16 of 1,024, 8 of 2,048), batches of
 8, 8, 4 and 2 windows.
 
-Usage: python benchmarks/capture_overhead.py [--lengths 128 512 1024 2048] [--methods ...] [--out FILE.json]
+Repeats: with ``--repeats N`` every method runs N times per length, in an order shuffled per repeat; a repeat is the
+unit, so each ratio to sdpa gets a 95 % t interval of its log over the repeats, and a length's target is met only when
+the whole interval lies at or below it (``undecided`` when the interval straddles it).
+
+Usage: python benchmarks/capture_overhead.py [--lengths 128 512 1024 2048] [--methods ...] [--repeats N] [--out FILE.json]
 (--out also writes the Markdown table beside the JSON, as FILE.md; benchmarks/results/ keeps the committed run)
 """
 
@@ -215,12 +219,58 @@ def table(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def ratio_summary(results: list[dict]) -> list[dict]:
+    """Each method's time ratio to sdpa over the repeats: every repeat runs every method once, so a repeat is the unit
+    (the machine's drift between repeats cancels in its own ratio). Geometric mean and a 95 % t interval of the log
+    ratio over the repeats; ``verdict`` holds a length's target (:data:`TARGETS`) against that interval: ``meets`` when
+    the whole interval lies at or below it, ``misses`` when it lies above, ``undecided`` otherwise (and with one repeat)."""
+    import math
+
+    from scipy.stats import t as student
+
+    out = []
+    for length in sorted({r["length"] for r in results}):
+        for method in dict.fromkeys(r["method"] for r in results if r["length"] == length):
+            logs = []
+            for rep in sorted({r.get("repeat", 0) for r in results}):
+                cell = {r["method"]: r for r in results if r["length"] == length and r.get("repeat", 0) == rep and "error" not in r}
+                if method in cell and "sdpa" in cell:
+                    logs.append(math.log(cell[method]["seconds"] / cell["sdpa"]["seconds"]))
+            if not logs:
+                continue
+            mean = sum(logs) / len(logs)
+            if len(logs) > 1:
+                sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
+                half = student.ppf(0.975, len(logs) - 1) * sd / math.sqrt(len(logs))
+                low, high = math.exp(mean - half), math.exp(mean + half)
+            else:
+                low = high = float("nan")
+            target = TARGETS.get(length) if method == "ours" else None
+            verdict = (None if target is None else "undecided" if len(logs) < 2 else
+                       "meets" if high <= target else "misses" if low > target else "undecided")
+            out.append({"length": length, "method": method, "repeats": len(logs), "ratio": math.exp(mean), "low": low, "high": high,
+                        "target": target, "verdict": verdict})
+    return out
+
+
+def summary_table(rows: list[dict]) -> str:
+    """The Markdown table of :func:`ratio_summary`."""
+    lines = ["| L | method | repeats | time / sdpa (geometric mean) | 95 % interval | target | verdict |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        interval = f"[{r['low']:.2f}, {r['high']:.2f}]" if r["repeats"] > 1 else "—"
+        target = f"≤ {r['target']:.2f}×" if r["target"] else ""
+        lines.append(f"| {r['length']:,} | {r['method']} | {r['repeats']} | {r['ratio']:.2f}× | {interval} | {target} | {r['verdict'] or ''} |")
+    return "\n".join(lines)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--lengths", type=int, nargs="+", default=[128, 512, 1024, 2048])
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
     parser.add_argument("--out", help="also write the results as JSON here")
     parser.add_argument("--tokens", type=int, default=TOKENS, help="tokens per length (n · L); smaller for a smoke run")
+    parser.add_argument("--repeats", type=int, default=1, help="run every method this many times per length, in a shuffled order per "
+                        "repeat; the summary gives each ratio's 95 %% interval over the repeats")
     parser.add_argument("--child")
     parser.add_argument("--length", type=int)
     args = parser.parse_args()
@@ -230,18 +280,29 @@ def main():
     if any(m in OUTSIDE for m in args.methods) and not INTEROP.exists():
         sys.exit(f"{INTEROP} is missing; run `make test` once (it builds .venv-interop) or leave out {', '.join(OUTSIDE)}")
     print(f"model {MODEL}, {args.tokens:,} tokens per length, one process per method")
+    import random
+
     results = []
-    for length in args.lengths:
-        for method in args.methods:
-            r = run_child(method, length, args.tokens)
-            results.append(r)
-            print(f"L = {length:>5} {method:<18} " + (f"{r['seconds']:8.1f} s  peak +{r['peak_extra_mb']:8.0f} MB" if "error" not in r else f"failed: {r['error']}"), flush=True)
-    print(table(results))
+    for repeat in range(args.repeats):
+        for length in args.lengths:
+            order = list(args.methods)
+            if args.repeats > 1:
+                random.Random(repeat).shuffle(order)  # no method always runs first (or right after another) in a drifting machine
+            for method in order:
+                r = {**run_child(method, length, args.tokens), "repeat": repeat}
+                results.append(r)
+                print(f"repeat {repeat} L = {length:>5} {method:<18} " + (f"{r['seconds']:8.1f} s  peak +{r['peak_extra_mb']:8.0f} MB" if "error" not in r
+                                                                          else f"failed: {r['error']}"), flush=True)
+    first = [r for r in results if r["repeat"] == 0]
+    print(table(first))
+    summary = summary_table(ratio_summary(results))
+    print(summary)
     if args.out:
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(results, indent=1) + "\n")
-        out.with_suffix(".md").write_text(f"{_machine(args.tokens)}\n\n{table(results)}\n")
+        out.with_suffix(".md").write_text(f"{_machine(args.tokens)}\n\nFirst repeat:\n\n{table(first)}\n\n"
+                                          f"Over {args.repeats} repeat{'s' if args.repeats > 1 else ''}:\n\n{summary}\n")
 
 
 if __name__ == "__main__":
