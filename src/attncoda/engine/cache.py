@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -39,6 +40,24 @@ class CachedMeta:
         for name, kind in cls.NESTED.items():
             values[name] = kind(**values[name])
         return cls(**values)
+
+
+@dataclass(frozen=True)
+class WindowedMeta(CachedMeta):
+    """The fields every cached reading of a model over text windows shares: the model (its name, weights and facts),
+    the windows (``n`` of ``length`` tokens from ``split`` of ``corpus``, drawn by ``seed``), how many went through one
+    forward pass, and the version of the computation."""
+
+    model: str
+    weights_sha256: str
+    corpus: str
+    split: str
+    n: int
+    length: int
+    seed: int
+    batch_size: int
+    protocol: str
+    model_info: dict
 
 
 def key_path(kind: str, meta: dict, fields) -> Path:

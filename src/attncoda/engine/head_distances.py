@@ -24,7 +24,7 @@ from ..base.arrays import as_numpy, load_arrays, save_arrays
 from ..base.progress import Steps
 from ..base.protocol import WINDOW_LENGTH
 from ..math.pairdist import PAIR_METRICS, pair_distance_sums
-from .cache import CachedMeta
+from .cache import WindowedMeta
 
 PROTOCOL = "clark-1"
 CONVENTIONS = ("keep", "drop")
@@ -33,21 +33,11 @@ KEY_FIELDS = ("model", "weights_sha256", "corpus", "split", "n", "length", "seed
 
 
 @dataclass(frozen=True)
-class HeadDistanceMeta(CachedMeta):
-    """What one model's head distances were computed from: the fields of its cache key (:data:`KEY_FIELDS`, the first
-    nine), the model's facts, the keys of its sink, [CLS] and [SEP], its shape, how many query positions were averaged
-    and how long the computation took."""
+class HeadDistanceMeta(WindowedMeta):
+    """What one model's head distances were computed from: the model and its windows (the cache key hashes
+    :data:`KEY_FIELDS` of them), the keys of its sink, [CLS] and [SEP], its shape, how many query positions were
+    averaged and how long the computation took."""
 
-    model: str
-    weights_sha256: str
-    corpus: str
-    split: str
-    n: int
-    length: int
-    seed: int
-    batch_size: int
-    protocol: str
-    model_info: dict
     sink: list
     cls: int
     sep: list

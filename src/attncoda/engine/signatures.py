@@ -33,7 +33,7 @@ from ..base.progress import Steps
 from ..base.protocol import BATCH_SIZE, DEFAULT_EPS, EPS_SWEEP, N_WINDOWS, WINDOW_LENGTH
 from ..math.coda import closure, replace_zeros
 from ..math.rowstats import STATISTICS
-from .cache import CachedMeta
+from .cache import WindowedMeta
 
 PROTOCOL_VERSION = 4
 """2: exact-zero replacement only; float64 log-softmax signatures; one-document encoder windows; model-specific sink sets.
@@ -99,23 +99,13 @@ class WindowLayout:
 
 
 @dataclass(frozen=True)
-class SignatureMeta(CachedMeta):
-    """What one set of signatures was computed from: the fields of its cache key (:data:`KEY_FIELDS`, the first eleven)
-    and what the readings need besides (the model's facts, its sink sets, the windows' layout, how the scores were
-    captured, whether the log-softmax path was)."""
+class SignatureMeta(WindowedMeta):
+    """What one set of signatures was computed from: the model and its windows, its default sink set and the ε sweep
+    (the cache key hashes :data:`KEY_FIELDS` of them), and what the readings need besides (its sink sets, the windows'
+    layout, how the scores were captured, whether the log-softmax path was)."""
 
-    model: str
-    weights_sha256: str
     default_sink: str
-    corpus: str
-    split: str
-    n: int
-    length: int
-    seed: int
-    batch_size: int
     eps_values: list
-    protocol: str
-    model_info: dict
     sink_sets: dict
     layout: WindowLayout
     causal: bool
