@@ -9,7 +9,8 @@ import pytest
 import yaml
 
 from attncoda.base.errors import ChapterError
-from attncoda.face.chapters import CHAPTERS, find_chapter, run_chapter, toc_from_registry
+from attncoda.face.chapter_run import run_chapter
+from attncoda.face.chapters import CHAPTERS, find_chapter, toc_from_registry
 
 ROOT = Path(__file__).parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from attncoda.face.chapters import CHAPTERS, run_chapter
+from attncoda.face.chapter_run import run_chapter
+from attncoda.face.chapters import CHAPTERS
 
 SHOTS = Path(__file__).parents[2] / "_build" / "screenshots"
 

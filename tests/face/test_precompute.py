@@ -9,9 +9,9 @@ import pytest
 from attncoda.base.protocol import SEEDS
 from attncoda.engine.registry import REGISTRY
 from attncoda.engine.training import SuiteRun
-from attncoda.face.book import book_runs
+from attncoda.face.book import book_plan, book_runs
 from attncoda.face.plans import Lookup
-from attncoda.face.precompute import book_plan, run_all, run_lookup, store
+from attncoda.face.precompute import run_all, run_lookup, store
 from attncoda.studies.collapse import endpoint_samples
 from attncoda.studies.collapse_suite import endpoint_models, suite_runs
 
@@ -74,7 +74,7 @@ def test_processes_and_a_dask_cluster_write_the_serial_cache_and_results_byte_fo
     from distributed import LocalCluster
     from tiny_models import save_tiny
 
-    from attncoda.face.chapters import run_chapter
+    from attncoda.face.chapter_run import run_chapter
 
     llama, bert = str(save_tiny("llama", tmp_path / "llama")), str(save_tiny("bert", tmp_path / "bert"))
     small = (("batch_size", 2), ("length", 24), ("n", 4))

@@ -7,7 +7,7 @@ import pytest
 
 from attncoda.base.errors import ChapterError, ModelError
 from attncoda.engine.presets import PRESETS, preset
-from attncoda.face.chapters import run_chapter
+from attncoda.face.chapter_run import run_chapter
 
 
 def test_the_paper_preset_names_the_papers_models():

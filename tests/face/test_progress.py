@@ -3,7 +3,7 @@
 import pytest
 
 from attncoda.base.progress import Steps, report
-from attncoda.face.chapters import run_chapter
+from attncoda.face.chapter_run import run_chapter
 
 
 def test_report_is_silent_without_a_progress_file(monkeypatch, tmp_path):

@@ -480,7 +480,7 @@ def test_undefined_numbers_are_written_as_null(tmp_path):
 def test_a_recorded_page_injects_no_parameter_and_names_no_machine_path(sandbox, monkeypatch):
     import re
 
-    from attncoda.face.chapters import run_chapter
+    from attncoda.face.chapter_run import run_chapter
 
     monkeypatch.setenv("ATTNCODA_RESULTS", str(sandbox / "record"))
     page = run_chapter("theory", record=True, progress=False)

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from attncoda.face.chapters import run_chapter
+from attncoda.face.chapter_run import run_chapter
 from attncoda.face.verify import verify
 
 

@@ -213,6 +213,13 @@ def book_runs(profile: str = "full", preset: str | None = None) -> dict:
             for c in CHAPTERS.values()}
 
 
+def book_plan(profile: str = "full", preset: str | None = None) -> list:
+    """Every cache lookup a book build's chapters make (:func:`book_runs`' plans, :mod:`attncoda.face.plans`), each once."""
+    from .precompute import union
+
+    return union(r.plan() for r in book_runs(profile, preset).values())
+
+
 def build_book(profile: str = "full", run: bool = True, strict: bool = True, preset: str | None = None, reuse: bool = True,
                jobs: int = 1, scheduler: str | None = None) -> Path:
     """Run every chapter (unless ``run`` is False), then build ``_build/html``; returns its path.

@@ -177,3 +177,10 @@ def _write_without_machine_paths(executed, path: Path, root: Path) -> None:
             p = Path(meta[key])
             meta[key] = p.relative_to(root).as_posix() if p.is_relative_to(root) else p.name
     path.write_text(json.dumps(executed, indent=1, ensure_ascii=False) + "\n")
+
+
+def run_chapter(name: str, model: str | None = None, parameters: dict | None = None, output: str | os.PathLike | None = None,
+                profile: str = "full", progress: bool = True, record: bool = False, stage: bool = False) -> Path:
+    """Execute one chapter with papermill and return the executed notebook's path: a :class:`ChapterRun` prepared (every
+    check, and where it writes) and executed."""
+    return ChapterRun.prepare(name, model, parameters, output, profile, record, stage).execute(progress)

@@ -320,15 +320,6 @@ class _ProgressEcho:
         self.path.unlink(missing_ok=True)
 
 
-def run_chapter(name: str, model: str | None = None, parameters: dict | None = None, output: str | os.PathLike | None = None,
-                profile: str = "full", progress: bool = True, record: bool = False, stage: bool = False) -> Path:
-    """Execute one chapter with papermill and return the executed notebook's path: a
-    :class:`~attncoda.face.chapter_run.ChapterRun` prepared (every check, and where it writes) and executed."""
-    from .chapter_run import ChapterRun
-
-    return ChapterRun.prepare(name, model, parameters, output, profile, record, stage).execute(progress)
-
-
 def kernel_manager(log: Path):
     """A kernel manager class whose kernel writes its own stderr to ``log`` instead of the terminal: what the kernel
     process itself prints (ipykernel's logging, such as a ZMQ error raised while it shuts down after a failed cell) is

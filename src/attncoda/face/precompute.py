@@ -7,8 +7,8 @@ cluster. A worker returns the cache files it produced and this process writes th
 so workers on other machines need no shared disk. The chapters then run one after another and find everything
 cached, exactly as in a serial build: their results files are the serial build's, byte for byte (a test checks it).
 
-Each chapter's plan is that of its run as the book build prepares it (:class:`~attncoda.face.chapter_run.ChapterRun`),
-so the lookups are the very computations the chapters will make.
+Each chapter's plan is that of its run as the book build prepares it (:class:`~attncoda.face.chapter_run.ChapterRun`,
+:func:`attncoda.face.book.book_plan`), so the lookups are the very computations the chapters will make.
 """
 
 from __future__ import annotations
@@ -25,13 +25,6 @@ from .plans import Lookup
 def union(plans) -> list[Lookup]:
     """The lookups of several plans, each once, in the order first named."""
     return list(dict.fromkeys(lookup for plan in plans for lookup in plan))
-
-
-def book_plan(profile: str = "full", preset: str | None = None) -> list[Lookup]:
-    """Every cache lookup a book build's chapters make (:func:`~attncoda.face.book.book_runs`), each once."""
-    from .book import book_runs
-
-    return union(r.plan() for r in book_runs(profile, preset).values())
 
 
 def run_lookup(lookup: Lookup, threads: int | None = None) -> dict[str, bytes]:

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from ..base.errors import ChapterError
 from ..base.paths import results_dir
-from .chapters import find_chapter, run_chapter
+from .chapter_run import run_chapter
+from .chapters import find_chapter
 from .results import TIMES
 
 MODEL_TOLERANCE = 1e-3
