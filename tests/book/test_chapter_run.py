@@ -76,3 +76,12 @@ def test_a_run_reads_its_notebook_twice_and_never_reads_back_what_it_wrote(tmp_p
     ChapterRun.prepare("theory", parameters={"results_dir": str(tmp_path / "results")}, output=tmp_path / "out.ipynb", profile="small").execute(progress=False)
     assert reads == [run.notebook.name] * 2, "once for the parameters, once by papermill; the executed copy is never read back"
     assert (tmp_path / "out.ipynb").exists()
+
+
+@pytest.mark.parametrize("key,word,accepted", [("clustering", "causal", "'encoders'"), ("pruning", "encoders", "'causal'"),
+                                               ("measurement", "suite", "'defaults'")])
+def test_a_group_word_a_chapter_does_not_measure_is_refused_in_one_line(key, word, accepted):
+    with pytest.raises(ChapterError, match=f"chapter '{key}' does not measure the group '{word}'; pass {accepted}, or one model"):
+        ChapterRun.prepare(key, model=word)
+    with pytest.raises(ChapterError, match="takes one model at a time"):
+        ChapterRun.prepare("pruning", model="preset:paper")

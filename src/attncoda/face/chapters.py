@@ -63,8 +63,8 @@ class Chapter:
         elif model == self.default_model or model in self.groups:
             return
         elif model in GROUP_WORDS:
-            raise ChapterError(f"chapter {self.key!r} measures {model!r} only as one of: {', '.join((self.default_model, *self.groups))}; "
-                               "or pass one model")
+            accepted = " or ".join(repr(w) for w in (self.default_model, *(g for g in self.groups if g != "presets")))
+            raise ChapterError(f"chapter {self.key!r} does not measure the group {model!r}; pass {accepted}, or one model")
         elif self.series:
             from ..engine.checkpoints import check_reachable, series
 
