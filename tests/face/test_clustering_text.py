@@ -55,15 +55,18 @@ def test_the_differences_sentence_compares_k_by_k_and_never_pools():
     assert "spans" not in sentence and "over samples and K" not in sentence
 
 
-def test_a_min_max_range_says_how_often_a_new_sample_falls_outside_it():
-    """For n exchangeable samples a new one falls outside their min-max with probability 2/(n + 1); a simulation of
-    uniform draws agrees."""
-    r = synthetic_clustering("a")
+def test_a_range_states_its_coverage_and_the_held_out_check():
+    """For n exchangeable samples a new one lands inside their least-to-greatest range with probability (n − 1)/(n + 1); a
+    simulation of uniform draws agrees, and the sentence gives the held-out samples' count inside."""
+    r = synthetic_clustering("a", seeds=range(6), held_out=(6, 7))
     n = len(r.samples)
-    assert f"probability 2/{n + 1} ({100 * 2 / (n + 1):.0f} %)" in text.range_coverage_sentence({"a": r})
+    sentence = text.range_coverage_sentence({"a": r})
+    assert f"probability {n - 1}/{n + 1} ({100 * (n - 1) / (n + 1):.1f} %)" in sentence
+    assert f"{r.coverage.inside} of {r.coverage.checked} numbers on a" in sentence and "2 samples" in sentence
     draws = np.random.default_rng(0).random((20_000, n + 1))
-    outside = (draws[:, -1] < draws[:, :-1].min(axis=1)) | (draws[:, -1] > draws[:, :-1].max(axis=1))
-    assert abs(outside.mean() - 2 / (n + 1)) < 0.01
+    inside = (draws[:, -1] > draws[:, :-1].min(axis=1)) & (draws[:, -1] < draws[:, :-1].max(axis=1))
+    assert abs(inside.mean() - (n - 1) / (n + 1)) < 0.01
+    assert "no sample was held out" in text.range_coverage_sentence({"a": synthetic_clustering("a")})
 
 
 def test_jaccard_sentence_names_only_non_empty_sets():

@@ -183,3 +183,25 @@ def test_table5_entries_name_their_columns_as_the_results_files_do():
     e = clustering.Table5Entry("m", {"cosine": 0.1, "js": 0.2, "euclidean": 0.3, "content": 1.0}, {"name": "m"}, "0" * 64)
     assert e.to_json() == {"1 − cos": 0.1, "JS": 0.2, "Euclid.": 0.3, "d_A^⊥": 1.0}
     assert list(e.numbers()) == ["table5", "model_info", "weights_sha256"]
+
+
+def test_coverage_counts_held_out_numbers_inside_the_ranges():
+    """A held-out sample equal to one of the range samples lies inside every range; one pushed past every range lies
+    outside each, and each miss is named with its K and number."""
+    r = synthetic_clustering("a", seeds=range(4))
+    same = clustering.coverage(r.spread, 4, [r.samples[1]])
+    assert same.inside == same.checked > 0 and same.outside == [] and same.nominal == pytest.approx(3 / 5)
+    shifted = [clustering.Table9Row(row.K, {m: v + 10 for m, v in row.cross_ari.items()}, row.largest, row.jaccard) for row in r.samples[0]]
+    moved = clustering.coverage(r.spread, 4, [shifted])
+    misses = {(k, name) for k, name, *_ in moved.outside}
+    assert {(row.K, f"cross_ari/{m}") for row in shifted for m in row.cross_ari} == misses
+    assert moved.inside == moved.checked - len(misses)
+
+
+def test_held_out_samples_are_kept_out_of_the_ranges_and_written():
+    r = synthetic_clustering("a", seeds=(0, 1, 2), held_out=(3, 4))
+    assert len(r.samples) == 3 and len(r.held_out) == 2
+    assert r.spread[4]["cross_ari"]["js"].values == [s[i].cross_ari["js"] for s in r.samples for i, row in enumerate(s) if row.K == 4]
+    held = r.numbers(None)["table9_samples"]["held_out"]
+    assert held["seeds"] == [3, 4] and len(held["per_sample"]) == 2 and held["coverage"]["checked"] == r.coverage.checked
+    assert clustering.holdout_seeds(0, 20, 4) == [20, 21, 22, 23] and clustering.holdout_seeds(5, 3, 0) == []

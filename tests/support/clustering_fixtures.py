@@ -7,8 +7,9 @@ from attncoda.studies import clustering
 from metas import head_distance_meta
 
 
-def synthetic_clustering(name, seeds=(0, 1, 2), sep_members=True):
-    """An EncoderClustering from synthetic distances: 12 heads in 3-D, the drop convention a noisy copy (content exact)."""
+def synthetic_clustering(name, seeds=(0, 1, 2), sep_members=True, held_out=()):
+    """An EncoderClustering from synthetic distances: 12 heads in 3-D, the drop convention a noisy copy (content exact);
+    ``held_out`` seeds add samples kept out of the ranges."""
     rng = np.random.default_rng(len(name))
     samples, first = [], None
     att = rng.dirichlet(np.ones(5), 12)
@@ -16,7 +17,7 @@ def synthetic_clustering(name, seeds=(0, 1, 2), sep_members=True):
     att[:, :4] *= 0.95 / att[:, :4].sum(axis=1, keepdims=True)
     if sep_members:  # ... but heads 0, 1, 2
         att[:3] = [0.05, 0.05, 0.05, 0.05, 0.8]
-    for _ in seeds:
+    for _ in [*seeds, *held_out]:
         x = rng.normal(size=(12, 3))
         y = x + rng.normal(scale=0.8, size=x.shape)
         d, drop = (np.sqrt(((v[:, None] - v[None]) ** 2).sum(-1)) for v in (x, y))
@@ -24,4 +25,5 @@ def synthetic_clustering(name, seeds=(0, 1, 2), sep_members=True):
         hd = HeadDistances(head_distance_meta(model=name, model_info={"name": name}, positions=64, sink=[0, 4]), distances, att)
         first = hd if first is None else first
         samples.append(clustering.table9(distances, clustering.head_sets(att, 0, [4])))
-    return clustering.EncoderClustering(name, list(seeds), first, clustering.head_sets(att, 0, [4]), samples, 1.5)
+    return clustering.EncoderClustering(name, list(seeds), first, clustering.head_sets(att, 0, [4]), samples[: len(seeds)], 1.5, list(held_out),
+                                        samples[len(seeds) :])

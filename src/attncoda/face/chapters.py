@@ -140,7 +140,7 @@ CHAPTERS: dict[str, Chapter] = {
             "Head clustering",
             per_model=True,
             default_model="encoders",
-            small={"n": 4, "length": 24, "batch_size": 2, "signature_n": 4, "samples": 2},
+            small={"n": 4, "length": 24, "batch_size": 2, "signature_n": 4, "samples": 2, "holdout": 1},
             test_family="bert",
             colab_model="google-bert/bert-base-uncased",
             plan=plans.clustering,

@@ -7,7 +7,7 @@ of dicts) or sentences.
 
 from __future__ import annotations
 
-from ..studies.clustering import TABLE5_LABELS, SampleSpread
+from ..studies.clustering import TABLE5_LABELS, SampleSpread, range_coverage
 from ..studies.reversal import CLASSICAL
 from .report import plural
 
@@ -120,14 +120,20 @@ def differences_sentence(results: dict, paper: dict) -> str:
 
 
 def range_coverage_sentence(results: dict) -> str:
-    """What a min–max range over n samples says about the next one: for exchangeable samples of a continuous value, a
-    new sample falls below the least or above the greatest of n with probability 2 / (n + 1)."""
-    counts = sorted({len(r.samples) for r in results.values()})
-    n = counts[0]
-    chance = 2 / (n + 1)
-    return (f"Each range is the least and greatest value over {n} window samples, not an interval with a stated coverage: "
-            f"a new sample of text lands outside the range of {n} with probability 2/{n + 1} ({100 * chance:.0f} %), "
-            "so a single sample cannot place a model, and one can land outside these ranges.")
+    """What a least-to-greatest range over n samples says about the next one (for exchangeable samples of a continuous
+    value a new one lands inside with probability (n − 1)/(n + 1), :func:`~attncoda.studies.clustering.range_coverage`),
+    and how often the samples held out of the ranges did."""
+    n = min(len(r.samples) for r in results.values())
+    nominal = range_coverage(n)
+    sentence = (f"Each range runs from the least to the greatest value over {n} window samples, so a new sample of text lands "
+                f"inside it with probability {n - 1}/{n + 1} ({100 * nominal:.1f} %)")
+    checks = {name: r.coverage for name, r in results.items() if r.coverage is not None}
+    if not checks:
+        return sentence + "; no sample was held out to check it."
+    held = ", ".join(f"{c.inside} of {c.checked} numbers on {name} ({100 * c.share:.0f} %, {len(results[name].held_out)} samples)"
+                     for name, c in checks.items())
+    return (sentence + f". Checked on window samples held out of the ranges: {held} landed inside. The numbers of one sample "
+            "share its windows, so these shares are a check of the stated chance, not a test of it.")
 
 
 def table5_rows(table5: dict) -> list[dict]:

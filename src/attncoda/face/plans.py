@@ -83,14 +83,14 @@ def _sink_keys(model: str) -> int | None:
 
 
 def clustering(params: dict) -> list[Lookup]:
-    """The clustering chapter: head distances of each clustered model on every window sample, and the seed-0
+    """The clustering chapter: head distances of each clustered model on every window sample (held-out ones too), and the seed-0
     signatures (``signature_n`` windows) of each Table 5 model."""
     from ..engine.selection import names
-    from ..studies.clustering import sample_seeds, table5_group
+    from ..studies.clustering import holdout_seeds, sample_seeds, table5_group
 
     hd = {"n": params["n"], "length": params["length"], "batch_size": params["batch_size"]}
     sig = {"n": params["signature_n"], "length": params["length"], "batch_size": BATCH_SIZE}
-    seeds = sample_seeds(params["seed"], params["samples"])
+    seeds = sample_seeds(params["seed"], params["samples"]) + holdout_seeds(params["seed"], params["samples"], params["holdout"])
     return ([Lookup.of("head_distances", name, s, hd) for name in names(params["model"]) for s in seeds]
             + [Lookup.of("signatures", name, 0, sig) for name in names(table5_group(params["model"]))])
 

@@ -33,6 +33,29 @@ def sample_seeds(seed: int, samples: int) -> list[int]:
     return [seed + i for i in range(samples)]
 
 
+def holdout_seeds(seed: int, samples: int, holdout: int) -> list[int]:
+    """The window samples kept out of Table 9's ranges to check their coverage: the ``holdout`` seeds after the
+    ``samples`` of :func:`sample_seeds`."""
+    if holdout < 0:
+        raise ValueError(f"holdout must be 0 or more, got {holdout}")
+    return [seed + samples + i for i in range(holdout)]
+
+
+def range_coverage(n: int) -> float:
+    """The chance that a new sample lands inside the least-to-greatest range of ``n`` exchangeable samples of a
+    continuous value: ``(n − 1)/(n + 1)`` (the new one is equally likely to hold any of the ``n + 1`` ranks, and lies
+    outside only as the least or the greatest).
+
+    Examples
+    --------
+    >>> round(range_coverage(20), 3), round(range_coverage(8), 3)
+    (0.905, 0.778)
+    """
+    if n < 1:
+        raise ValueError(f"need at least one sample, got {n}")
+    return (n - 1) / (n + 1)
+
+
 def head_sets(key_attention: np.ndarray, cls: int, sep, threshold: float = HEAD_SET_THRESHOLD) -> dict[str, dict]:
     """The [SEP]-, [CLS]- and sink-head sets: heads whose mean attention to those keys is at least ``threshold``.
 
@@ -164,6 +187,52 @@ class SampleSpread:
         return {"values": self.values, "median": self.median, "low": self.low, "high": self.high}
 
 
+def spread_numbers(per_k: dict) -> list[tuple[str, SampleSpread]]:
+    """Every number of one K of :func:`sample_spread` as ``(name, spread)``: ``cross_ari/js``, ``jaccard/js/sep/keep``…"""
+    out = [(f"cross_ari/{m}", s) for m, s in per_k["cross_ari"].items()]
+    out += [(f"jaccard/{m}/{name}/{c}", s) for m, sets in per_k["jaccard"].items() for name, by_c in sets.items() for c, s in by_c.items()]
+    return out
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How often held-out samples land inside Table 9's ranges: ``inside`` of ``checked`` held-out numbers (each a
+    number of one held-out sample that is defined there and in the ranges), against the ``nominal`` chance
+    :func:`range_coverage`. The numbers of one sample are not independent of each other (the same windows decide all
+    of them), so the share is a check, not a test."""
+
+    inside: int
+    checked: int
+    nominal: float
+    outside: list  # [K, number, held-out value, low, high]
+
+    @property
+    def share(self) -> float:
+        return self.inside / self.checked if self.checked else float("nan")
+
+    def to_json(self) -> dict:
+        return {"inside": self.inside, "checked": self.checked, "share": self.share, "nominal": self.nominal, "outside": self.outside}
+
+
+def coverage(spread: dict[int, dict], n: int, held_out: list[list[Table9Row]]) -> Coverage:
+    """Check the ranges of :func:`sample_spread` (over ``n`` samples) against samples held out of them."""
+    inside, checked, outside = 0, 0, []
+    for rows in held_out:
+        extra = sample_spread([rows])
+        for k, per in spread.items():
+            new = dict(spread_numbers(extra[k]))
+            for name, s in spread_numbers(per):
+                value = new[name].values[0]
+                if value != value or not s.finite:
+                    continue
+                checked += 1
+                if s.place(value) == "within":
+                    inside += 1
+                else:
+                    outside.append([int(k), name, float(value), s.low, s.high])
+    return Coverage(inside, checked, range_coverage(n), outside)
+
+
 def sample_spread(samples: list[list[Table9Row]]) -> dict[int, dict]:
     """Table 9 over window samples: for each K, ``cross_ari[metric]`` and ``jaccard[metric][set][convention]`` as
     :class:`SampleSpread` over the samples (each sample a :func:`table9` on its own windows, with its own head sets)."""
@@ -194,7 +263,8 @@ class EncoderClustering:
 
     ``first`` is the first sample's :class:`~attncoda.engine.head_distances.HeadDistances` (the head maps and
     dendrograms are drawn from it) and ``sets`` its :func:`head_sets`; ``samples`` holds each sample's
-    :func:`table9` rows, measured on that sample's windows with its own head sets."""
+    :func:`table9` rows, measured on that sample's windows with its own head sets; ``held_out`` the same for the
+    samples kept out of the ranges (``holdout_seeds``), which check their coverage."""
 
     name: str
     sample_seeds: list
@@ -202,6 +272,8 @@ class EncoderClustering:
     sets: dict
     samples: list
     seconds: float
+    holdout_seeds: list = ()
+    held_out: list = ()
 
     @property
     def table9(self) -> list[Table9Row]:
@@ -212,6 +284,11 @@ class EncoderClustering:
     def spread(self) -> dict[int, dict]:
         """:func:`sample_spread` of the samples."""
         return sample_spread(self.samples)
+
+    @cached_property
+    def coverage(self) -> Coverage | None:
+        """:func:`coverage` of the ranges on the held-out samples (None without any)."""
+        return coverage(self.spread, len(self.samples), list(self.held_out)) if self.held_out else None
 
     @property
     def has_sep_heads(self) -> bool:
@@ -249,12 +326,15 @@ class EncoderClustering:
         return {"model_info": meta.model_info, "weights_sha256": meta.weights_sha256, "positions": meta.positions, "sink": meta.sink,
                 "head_sets": dict(self.sets), "table9": [r.to_json() for r in self.table9],
                 "table9_samples": {"seeds": list(self.sample_seeds), "per_sample": [[r.to_json() for r in rows] for rows in self.samples],
-                                   "spread": spread_json(self.spread)},
+                                   "spread": spread_json(self.spread),
+                                   "held_out": {"seeds": list(self.holdout_seeds), "per_sample": [[r.to_json() for r in rows] for rows in self.held_out],
+                                                "coverage": self.coverage.to_json() if self.coverage else None}},
                 "table5": table5, "wall_time_s": self.seconds}
 
 
-def measure_encoder(name: str, n: int, length: int, seeds, batch_size: int) -> EncoderClustering:
-    """Head distances of ``name`` on each window sample ``seeds`` (cached), each sample's head sets and Table 9.
+def measure_encoder(name: str, n: int, length: int, seeds, batch_size: int, held_out_seeds=()) -> EncoderClustering:
+    """Head distances of ``name`` on each window sample ``seeds`` and ``held_out_seeds`` (cached), each sample's head
+    sets and Table 9.
 
     Raises RuntimeError if ``d_A^⊥`` ever gives different taxonomies under keep and drop: the theory makes its ARI
     exactly 1, so anything else is a bug."""
@@ -264,7 +344,7 @@ def measure_encoder(name: str, n: int, length: int, seeds, batch_size: int) -> E
 
     started = time.time()
     first, samples = None, []
-    for s in seeds:
+    for s in [*seeds, *held_out_seeds]:
         sample = head_distances(name, n=n, length=length, seed=s, batch_size=batch_size)
         rows = table9(sample.distances, head_sets(sample.key_attention, sample.meta.cls, sample.meta.sep))
         if any(r.cross_ari["content"] != 1.0 for r in rows):
@@ -272,7 +352,7 @@ def measure_encoder(name: str, n: int, length: int, seeds, batch_size: int) -> E
         first = sample if first is None else first
         samples.append(rows)
     sets = head_sets(first.key_attention, first.meta.cls, first.meta.sep)
-    return EncoderClustering(name, list(seeds), first, sets, samples, time.time() - started)
+    return EncoderClustering(name, list(seeds), first, sets, samples[: len(seeds)], time.time() - started, list(held_out_seeds), samples[len(seeds) :])
 
 
 TABLE5_LABELS = {name: get_metric(name).short for name in TAXONOMY}

@@ -1,0 +1,121 @@
+"""Head-pair kernels: protocol clark-2 (the package) against clark-1 (kept here as the baseline), and one window sample.
+
+Table 9's cost is its head-pair sums. clark-1 summed JS with the C library's scalar ``log`` in a compiled loop (one
+task per row of the pair triangle, so the first thread got most of it) and formed the other metrics' Gram matrices
+with ``einsum``; clark-2 uses fdlibm's logarithm in loops the compiler vectorizes, folds the triangle so every task
+holds about as many pairs, and takes the Gram matrices from BLAS. Both run here, on rows shaped like one batch of a
+model (4 windows × L positions, every head, L keys), each ``--repeats`` times in alternating order; the ratio of each
+repeat is old / new, and the summary gives the median and range over repeats. ``--sample MODEL`` also times one whole
+window sample (32 windows, cache bypassed) with the package's kernels, which is what the clustering chapter's budget
+counts per sample and model.
+
+Usage: python benchmarks/pair_kernels.py [--heads 144] [--length 128] [--repeats 5] [--sample minilm-l6 mpnet-base]
+"""
+
+import argparse
+import math
+import statistics
+import time
+
+import numpy as np
+from numba import njit, prange
+
+from attncoda.math.pairdist import pair_distance_sums
+
+
+@njit(parallel=True, cache=True)
+def _js_sums_clark1(x, plogp, out):  # the clark-1 kernel, as it was
+    positions, heads, parts = x.shape
+    for i in prange(heads):
+        for j in range(i + 1, heads):
+            total = 0.0
+            for p in range(positions):
+                s = 0.0
+                for k in range(parts):
+                    m = 0.5 * (x[p, i, k] + x[p, j, k])
+                    if m > 0.0:
+                        s += m * math.log(m)
+                total += 0.5 * (plogp[p, i] + plogp[p, j]) - s
+            out[i, j] = total
+            out[j, i] = total
+
+
+def clark1(rows: np.ndarray, metric: str) -> np.ndarray:
+    x = np.ascontiguousarray(rows, dtype=np.float64)
+    heads = x.shape[1]
+    out = np.zeros((heads, heads))
+    if metric == "js":
+        safe = np.where(x > 0, x, 1.0)
+        _js_sums_clark1(x, np.sum(np.where(x > 0, x * np.log(safe), 0.0), axis=-1), out)
+        return np.maximum(out, 0.0)
+    for start in range(0, x.shape[0], 64):
+        block = x[start : start + 64]
+        gram = np.einsum("pik,pjk->pij", block, block)
+        sq = np.einsum("pii->pi", gram)
+        if metric == "cosine":
+            norms = np.sqrt(sq)
+            d = 1.0 - gram / (norms[:, :, None] * norms[:, None, :])
+        else:
+            d = np.sqrt(np.maximum(sq[:, :, None] + sq[:, None, :] - 2.0 * gram, 0.0))
+        idx = np.arange(heads)
+        d[:, idx, idx] = 0.0
+        out += d.sum(axis=0)
+    return out
+
+
+def rows_like_attention(heads: int, length: int, windows: int = 4, seed: int = 0) -> np.ndarray:
+    """Softmax rows with a heavy first key, as a trained encoder's: ``(windows · length, heads, length)``."""
+    rng = np.random.default_rng(seed)
+    logits = rng.normal(scale=3.0, size=(windows * length, heads, length))
+    logits[..., 0] += 6.0
+    rows = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return rows / rows.sum(axis=-1, keepdims=True)
+
+
+def timed(f) -> float:
+    t0 = time.perf_counter()
+    f()
+    return time.perf_counter() - t0
+
+
+def kernels(heads: int, length: int, repeats: int) -> None:
+    rows = rows_like_attention(heads, length)
+    for metric in ("js", "cosine", "euclidean"):
+        clark1(rows[:2, :3], metric), pair_distance_sums(rows[:2, :3], metric)  # compile before timing
+        old, new = clark1(rows, metric), pair_distance_sums(rows, metric)
+        worst = float(np.max(np.abs(old - new) / np.maximum(np.abs(old), 1e-300)))
+        ratios, times = [], []
+        for r in range(repeats):
+            pair = [("old", lambda: clark1(rows, metric)), ("new", lambda: pair_distance_sums(rows, metric))]
+            seconds = dict((name, timed(f)) for name, f in (pair if r % 2 == 0 else pair[::-1]))
+            ratios.append(seconds["old"] / seconds["new"])
+            times.append(seconds)
+        print(f"  {metric:9s} clark-1 {statistics.median(t['old'] for t in times):6.2f} s   clark-2 {statistics.median(t['new'] for t in times):6.2f} s   "
+              f"old/new {statistics.median(ratios):.2f}x [{min(ratios):.2f}, {max(ratios):.2f}] over {repeats} repeats   largest relative difference {worst:.1e}")
+
+
+def sample(model: str, length: int) -> None:
+    from attncoda.engine.head_distances import compute
+    from attncoda.engine.models import load_model
+
+    loaded = load_model(model)
+    compute(loaded, 1, length, 0, batch_size=1)  # compile before timing
+    seconds = timed(lambda: compute(loaded, 32, length, 0, batch_size=4))
+    print(f"  one window sample of {model} ({loaded.info.layers * loaded.info.heads} heads, 32 windows of {length}): {seconds:.1f} s")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--heads", type=int, default=144, help="heads of the model whose batch shape is timed (mpnet-base: 144)")
+    parser.add_argument("--length", type=int, default=128)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--sample", nargs="*", default=[], help="models whose whole window sample is timed")
+    args = parser.parse_args()
+    print(f"pair sums of one batch: {args.heads} heads, 4 windows of {args.length} positions, {args.length} keys")
+    kernels(args.heads, args.length, args.repeats)
+    for model in args.sample:
+        sample(model, args.length)
+
+
+if __name__ == "__main__":
+    main()
