@@ -149,7 +149,7 @@ def rows_sentence(series) -> str:
 
 
 def kind_summary(series) -> dict[str, dict]:
-    """Per kind of series: the sink mass at the end and the shares shown, over its runs."""
+    """Per kind of series: the sink mass over all rows at the end and the shares shown, over its runs."""
     out: dict[str, dict] = {}
     for s in series:
         k = out.setdefault(s.kind, {"final_sink": [], "shares": [], "runs": 0})
@@ -163,7 +163,7 @@ def trajectory_sentence(series) -> str:
     """How the sink mass and the shares moved, per kind of series."""
     parts = []
     for kind, k in kind_summary(series).items():
-        parts.append(f"{kind} ({k['runs']} runs): final sink mass {_span(k['final_sink'])}, share {_span(k['shares'])}")
+        parts.append(f"{kind} ({k['runs']} runs): final sink mass over all rows {_span(k['final_sink'])}, share {_span(k['shares'])}")
     peaks = [s for s in series if s.shares.get("peak")]
     rejected = [s for s in peaks if not s.shares["peak"]["used"]]
     used = [s for s in peaks if s.shares["peak"]["used"] and "from_peak" in s.shares and "from_step0" in s.shares]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -34,7 +36,7 @@ def collapse_trajectories(groups: dict[str, dict[str, list[dict]]], target: floa
         handles = [Line2D([], [], color="#d62728", marker="o", label="H"), Line2D([], [], color="#2ca02c", marker="s", label="H(π)"),
                    Line2D([], [], color="gray", label=("sink mass, non-trigger rows (right axis; dotted: the target)" if task else "sink mass (right axis)"))]
         handles += [Line2D([], [], color="black", linestyle=style, label=run) for style, run in zip(styles * 4, runs)]
-        ax.set_title(title)
+        ax.set_title("\n".join(textwrap.wrap(title, 36)), fontsize="medium")  # two panels' long titles must not run into each other
     fig.tight_layout(rect=(0, 0.12, 1, 1))
     fig.legend(handles=handles, loc="lower center", ncol=3, fontsize="small")
     return fig
