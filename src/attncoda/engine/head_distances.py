@@ -23,7 +23,7 @@ import numpy as np
 from ..base.arrays import as_numpy, load_arrays, save_arrays
 from ..base.progress import Steps
 from ..base.protocol import WINDOW_LENGTH
-from ..math.pairdist import PAIR_METRICS, pair_distance_sums
+from ..math.pairdist import PAIR_METRICS, pair_distance_sums_of
 from .cache import WindowedMeta
 
 PROTOCOL = "clark-2"
@@ -70,7 +70,9 @@ class HeadDistanceAccumulator:
 
     def __init__(self, layers: int, heads: int, length: int, sink: tuple[int, ...]):
         self.layers, self.length = layers, length
-        self.content = np.setdiff1d(np.arange(length), sink)
+        content = np.setdiff1d(np.arange(length), sink)
+        contiguous = len(content) > 0 and content[-1] - content[0] + 1 == len(content)
+        self.content = slice(int(content[0]), int(content[-1]) + 1) if contiguous else content  # a view, not a copy, where it can be
         size = layers * heads
         self.sums = {m: {c: np.zeros((size, size)) for c in CONVENTIONS} for m in PAIR_METRICS}
         self.key_sums = np.zeros((size, length))
@@ -95,14 +97,11 @@ class HeadDistanceAccumulator:
         content = keep[..., self.content]
         drop = content / content.sum(axis=-1, keepdims=True)
         clr = logs[..., self.content] - logs[..., self.content].mean(axis=-1, keepdims=True)
-        for metric in PAIR_METRICS:
-            if metric == "content":
-                total = pair_distance_sums(clr, "content")
-                self.sums[metric]["keep"] += total
-                self.sums[metric]["drop"] += total  # one code path for both conventions: d_A^⊥ ignores the sink
-            else:
-                self.sums[metric]["keep"] += pair_distance_sums(keep, metric)
-                self.sums[metric]["drop"] += pair_distance_sums(drop, metric)
+        content_sums = pair_distance_sums_of(clr, ("content",))["content"]
+        for c, rows in (("keep", keep), ("drop", drop)):
+            for metric, total in pair_distance_sums_of(rows, [m for m in PAIR_METRICS if m != "content"]).items():
+                self.sums[metric][c] += total
+            self.sums["content"][c] += content_sums  # one code path for both conventions: d_A^⊥ ignores the sink
         self.key_sums += keep.sum(axis=0)
         self.positions += keep.shape[0]
 

@@ -130,26 +130,56 @@ def pair_distance_sums(rows: np.ndarray, metric: str) -> np.ndarray:
     array([[0.    , 0.7071],
            [0.7071, 0.    ]])
     """
+    return pair_distance_sums_of(rows, (metric,))[metric]
+
+
+def pair_distance_sums_of(rows: np.ndarray, metrics) -> dict[str, np.ndarray]:
+    """:func:`pair_distance_sums` of several metrics on the same rows: ``1 − cos`` and the Euclidean distance (also
+    ``content`` on clr rows) read one Gram matrix per block of positions, formed once for all of them.
+
+    Parameters
+    ----------
+    rows : ndarray, shape (positions, heads, D)
+        Each head's row at each position.
+    metrics : sequence of str
+        Metrics of :data:`PAIR_METRICS`.
+
+    Returns
+    -------
+    dict of str to ndarray, shape (heads, heads)
+        Each metric's sums over positions between two heads' rows.
+
+    Examples
+    --------
+    >>> rows = np.array([[[0.6, 0.8], [1.0, 0.0]]])  # one position, two heads
+    >>> {m: float(d[0, 1].round(4)) for m, d in pair_distance_sums_of(rows, ("cosine", "euclidean")).items()}
+    {'cosine': 0.4, 'euclidean': 0.8944}
+    """
     x = np.ascontiguousarray(rows, dtype=np.float64)
     if x.ndim != 3:
         raise ValueError(f"rows must have shape (positions, heads, D), got {x.shape}")
-    if metric not in PAIR_METRICS:
-        raise ValueError(f"unknown head metric {metric!r}; use one of {', '.join(PAIR_METRICS)}")
+    unknown = [m for m in metrics if m not in PAIR_METRICS]
+    if unknown:
+        raise ValueError(f"unknown head metric {unknown[0]!r}; use one of {', '.join(PAIR_METRICS)}")
     heads = x.shape[1]
-    out = np.zeros((heads, heads))
-    if metric == "js":
-        _js_sums(x, _xlogx_sum(x), out)
-        return np.maximum(out, 0.0)
+    out = {m: np.zeros((heads, heads)) for m in metrics}
+    if "js" in out:
+        _js_sums(x, _xlogx_sum(x), out["js"])
+        out["js"] = np.maximum(out["js"], 0.0)
+    gram_metrics = [m for m in metrics if m != "js"]
+    if not gram_metrics:
+        return out
+    idx = np.arange(heads)
     for start in range(0, x.shape[0], _CHUNK):
         block = x[start : start + _CHUNK]
         gram = block @ block.transpose(0, 2, 1)
         sq = np.einsum("pii->pi", gram)
-        if metric == "cosine":
-            norms = np.sqrt(sq)
-            d = 1.0 - gram / (norms[:, :, None] * norms[:, None, :])
-        else:
-            d = np.sqrt(np.maximum(sq[:, :, None] + sq[:, None, :] - 2.0 * gram, 0.0))
-        idx = np.arange(heads)
-        d[:, idx, idx] = 0.0
-        out += d.sum(axis=0)
+        for metric in gram_metrics:
+            if metric == "cosine":
+                norms = np.sqrt(sq)
+                d = 1.0 - gram / (norms[:, :, None] * norms[:, None, :])
+            else:
+                d = np.sqrt(np.maximum(sq[:, :, None] + sq[:, None, :] - 2.0 * gram, 0.0))
+            d[:, idx, idx] = 0.0
+            out[metric] += d.sum(axis=0)
     return out
