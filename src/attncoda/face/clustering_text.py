@@ -88,8 +88,14 @@ def ari_sentence(results: dict, paper: dict) -> str:
         js = {k: per["cross_ari"]["js"] for k, per in r.spread.items()}
         ranges = ", ".join(f"K = {k}: {s.median:.2f} [{s.low:.2f}, {s.high:.2f}]" for k, s in js.items())
         parts.append(f"On {name}, the JS taxonomies with and without the sink agree with an ARI of {ranges} "
-                     f"(median [min, max] over {len(r.samples)} samples); {_places(js, paper_js(paper))}")
-    return "; ".join(parts) + "."
+                     f"(median [min, max] over {len(r.samples)} samples); {_places(js, paper_js(paper))}.")
+    return " ".join(parts)
+
+
+def _over_k(spreads) -> str:
+    """The medians' span over K, ``lo–hi over K``, or ``x at every K`` when both print alike."""
+    lo, hi = f"{min(x.median for x in spreads):.2f}", f"{max(x.median for x in spreads):.2f}"
+    return f"{lo} at every K" if lo == hi else f"{lo}–{hi} over K"
 
 
 def jaccard_sentence(results: dict) -> str:
@@ -100,8 +106,7 @@ def jaccard_sentence(results: dict) -> str:
             keep = [per["jaccard"]["js"][s]["keep"] for per in r.spread.values()]
             drop = [per["jaccard"]["js"][s]["drop"] for per in r.spread.values()]
             if any(x.finite for x in keep):
-                parts.append(f"{name}'s {s} heads: JS Jaccard medians {min(x.median for x in keep):.2f}–{max(x.median for x in keep):.2f} "
-                             f"over K with the sink kept, {min(x.median for x in drop):.2f}–{max(x.median for x in drop):.2f} with it dropped")
+                parts.append(f"{name}'s {s} heads: JS Jaccard medians {_over_k(keep)} with the sink kept, {_over_k(drop)} with it dropped")
     return ("; ".join(parts) + ".") if parts else "No head set is non-empty in any sample, so no Jaccard index is defined."
 
 
