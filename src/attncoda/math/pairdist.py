@@ -14,7 +14,6 @@ batches and divide by the number of positions at the end, without keeping any ro
 
 from __future__ import annotations
 
-
 import numpy as np
 from numba import njit, prange
 
