@@ -6,8 +6,9 @@ the ``(heads, heads)`` matrix of ``Σ_positions d(row_i, row_j)``, so a caller c
 batches and divide by the number of positions at the end, without keeping any rows.
 
 * ``js``: Jensen–Shannon divergence, ``JS = ½(Σ p ln p + Σ q ln q) − Σ m ln m``,
-  ``m = (p + q)/2``, one logarithm per part and pair (compiled, parallel over heads);
-* ``cosine``: ``1 − cos`` and ``euclidean``: ``‖p − q‖``, through Gram matrices;
+  ``m = (p + q)/2``, one logarithm per part and pair (fdlibm's, in compiled loops the compiler vectorizes; the pair
+  triangle folded so both halves of it run in parallel with equal work);
+* ``cosine``: ``1 − cos`` and ``euclidean``: ``‖p − q‖``, through one Gram matrix per block of positions;
 * ``content``: ``‖c_i − c_j‖`` where ``rows`` already hold each row's content clr
   coordinates (``d_A^⊥``), through Gram matrices.
 """
