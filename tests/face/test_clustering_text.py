@@ -47,6 +47,20 @@ def test_the_ari_sentence_places_the_paper_against_our_range():
     assert f"over {len(r.samples)} samples" in sentence
 
 
+def test_the_answer_gives_each_models_ari_span_and_the_papers_values():
+    r = synthetic_clustering("a")
+    answer = text.answer_sentence({"a": r}, PAPER)
+    js = {k: per["cross_ari"]["js"] for k, per in r.spread.items()}
+    medians = [s.median for s in js.values()]
+    assert f"a, median ARI {min(medians):.2f} to {max(medians):.2f} over K = " in answer
+    values = text.paper_js(PAPER).values()
+    assert f"The paper reports {min(values):.2f} to {max(values):.2f} on BERT-base" in answer
+    every = all(v < 1 for s in js.values() for v in s.finite)
+    assert ("in every sample" in answer) == every and answer.startswith("Keeping or dropping the sink changes" if every else "Keeping or dropping the sink does not always")
+    assert "[SEP] family cannot be checked" not in answer  # the synthetic model has [SEP] heads
+    assert "[SEP] family cannot be checked" in text.answer_sentence({"b": synthetic_clustering("b", sep_members=False)}, PAPER)
+
+
 def test_the_differences_sentence_compares_k_by_k_and_never_pools():
     r = synthetic_clustering("a")
     sentence = text.differences_sentence({"a": r}, PAPER)

@@ -40,6 +40,26 @@ def test_the_ladder_sentence_counts_sizes_where_every_seed_grew_a_sink():
     assert collapse_text.size_rows(sizes)[1]["non-trigger sink mass, final (per seed)"] == "0.60, 0.40"
 
 
+def test_the_answer_gives_each_size_its_share_whether_it_grew_and_the_papers_range():
+    from attncoda.studies.collapse_suite import SizeShares
+
+    share = {"values": [0.3, 0.4], "mean": 0.35, "low": 0.22, "high": 0.49}
+    sizes = [SizeShares("size 1 × 1, width 128 (0.24 M parameters)", "ladder", [0, 1], [0.9, 0.96], [1.0, 1.0], {"pooled (shown)": share}),
+             SizeShares("size 2 × 2, width 96 (0.25 M parameters)", "ladder", [0, 1], [0.28, 0.6], [0.5, 0.5], {"pooled (shown)": share}),
+             SizeShares("control: random-table Backcopy, 1 × 1", "control", [0, 1], [0.06, 0.1], [0.0, 0.0], {"pooled (shown)": share})]
+    text = collapse_text.answer_sentence(sizes, [], {"Pythia-70M": 0.30, "Pythia-1B": 0.95})
+    assert "0.35 [0.22, 0.49] at 1 × 1, where a sink grew in every seed (final non-trigger sink mass 0.90–0.96)" in text
+    assert "at 2 × 2, where a sink grew in 1 of 2 seeds (final non-trigger sink mass 0.28–0.60)" in text
+    assert "on the control, which has no reason to grow one (final non-trigger sink mass 0.06–0.10)" in text
+    assert "30% to 95% on Pythia's checkpoints" in text and "larger" not in text and "higher" not in text
+    assert collapse_text.answer_sentence([], [], {"Pythia-70M": 0.3}) == ""
+    from attncoda.studies.collapse_suite import Series
+
+    own = Series("pythia-70m", "given", "given", [{"sink_mass": 0.1}, {"sink_mass": 0.45}], {"from_step0": {"share": 0.3}})
+    assert collapse_text.answer_sentence([], [own], {"Pythia-70M": 0.3}).startswith(
+        "The share of the fall of H that the sink carries: 0.30 on pythia-70m (from the first checkpoint; mean sink mass 0.100 → 0.450).")
+
+
 def test_figure_5a_is_read_run_by_run_with_a_sign_test_over_runs():
     def run(seed, slope):
         pts = [{"heads": 4, "signature_sink_mass": 0.1 * k, "reversal": {"js": 0.1 + slope * k}} for k in range(6)]

@@ -81,6 +81,30 @@ def _places(spread: dict[int, SampleSpread], paper_values: dict[int, float]) -> 
     return "the paper's values on BERT-base lie " + ", ".join(f"{p} our range at K = {k}" for k, p in places.items())
 
 
+def answer_sentence(results: dict, paper: dict) -> str:
+    """The chapter's answer, first on the page: per model, the span over K of JS's median between-convention ARI and
+    whether any sample gave the same taxonomy under both conventions, the paper's values beside them, and whether the
+    [SEP] family exists to be tracked."""
+    parts, changed = [], True
+    for name, r in results.items():
+        js = {k: per["cross_ari"]["js"] for k, per in r.spread.items()}
+        medians = [s.median for s in js.values()]
+        every = all(v < 1 for s in js.values() for v in s.finite)
+        changed = changed and every
+        parts.append(f"{name}, median ARI {min(medians):.2f} to {max(medians):.2f} over K = {', '.join(map(str, js))} "
+                     + ("(below 1, a different taxonomy, in every sample)" if every else "(1, the same taxonomy, in at least one sample)"))
+    values = paper_js(paper).values()
+    n = min(len(r.samples) for r in results.values())
+    lead = ("Keeping or dropping the sink changes the JS head taxonomy of every model here" if changed
+            else "Keeping or dropping the sink does not always change the JS head taxonomy")
+    text = (f"{lead}: between the two conventions, over {n} window samples, " + "; ".join(parts)
+            + f". The paper reports {min(values):.2f} to {max(values):.2f} on BERT-base (its numbers, one text sample). "
+            "The content distance gives one taxonomy under both conventions, as the theory says it must.")
+    if not any(r.has_sep_heads for r in results.values()):
+        text += " No model here has a [SEP] head at the paper's threshold, so the fate of Clark et al.'s [SEP] family cannot be checked on them."
+    return text
+
+
 def ari_sentence(results: dict, paper: dict) -> str:
     """Per model: JS's between-convention ARI at each K over the samples, and where the paper's values fall."""
     parts = []

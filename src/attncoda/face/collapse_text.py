@@ -238,6 +238,37 @@ def ladder_sentence(sizes, pythia: dict[str, float], target: float) -> str:
             f"for comparison: {', '.join(f'{k} {v:.0%}' for k, v in pythia.items())} (other models, trained on text, the paper's numbers).")
 
 
+def answer_sentence(sizes, series, pythia: dict[str, float]) -> str:
+    """The chapter's answer, first on the page: each size's pooled share of the fall of H carried by the sink, mean over
+    seeds [95 % t interval], with whether its sink grew in every seed, the control's, and the paper's range beside them
+    (a series of someone's own checkpoints, which has no sizes, gives its own share and sink mass)."""
+    from ..studies.sink_search import GROWN
+
+    paper = f"The paper reports {min(pythia.values()):.0%} to {max(pythia.values()):.0%} on Pythia's checkpoints (other models, trained on text, the paper's numbers)."
+    if not sizes:
+        start = {"from_peak": "from its peak", "from_step0": "from the first checkpoint", "none": "undefined: H did not fall"}
+        runs = [f"{fmt(s.shown[1])} on {s.name} ({start[s.shown[0]]}; mean sink mass {fixed(s.sink_growth[0], 3)} → {fixed(s.sink_growth[1], 3)})"
+                for s in series]
+        return ("The share of the fall of H that the sink carries: " + "; ".join(runs) + ". " + paper) if runs else ""
+
+    def share(z) -> str:
+        pooled = z.shares["pooled (shown)"]
+        return f"{fmt(pooled['mean'])} [{fmt(pooled['low'])}, {fmt(pooled['high'])}]"
+
+    parts = []
+    for z in sizes:
+        label = z.group.split(",")[0].removeprefix("size ")
+        finals = f"final non-trigger sink mass {_span(z.final_other_sink)}"
+        if z.kind == "control":
+            parts.append(f"{share(z)} on the control, which has no reason to grow one ({finals})")
+        else:
+            grown = sum(v > GROWN for v in z.final_other_sink)
+            where = ("where a sink grew in every seed" if z.grew else f"where no seed grew one past {GROWN}" if grown == 0
+                     else f"where a sink grew in {grown} of {len(z.final_other_sink)} seeds")
+            parts.append(f"{share(z)} at {label}, {where} ({finals})")
+    return "The share of the fall of H that the sink carries, mean over seeds [95 % t interval]: " + "; ".join(parts) + ". " + paper
+
+
 def figure5a_sentence(series) -> str:
     """The rank correlation of the JS reversal rate with signature sink mass within each run (checkpoints of one run are
     not independent, so each run gives one ρ), and an exact sign test over the runs, which are."""
