@@ -16,6 +16,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).parents[1] / "tests" / "support"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from metas import signature_meta  # noqa: E402
 from tiny_models import save_tiny  # noqa: E402
 
 from attncoda.engine.capture import capture_attention  # noqa: E402
@@ -36,7 +37,7 @@ def own_capture(folder: Path, ids: torch.Tensor):
     acc = SignatureAccumulator(loaded.info.layers, loaded.info.heads, ids.shape[1], loaded.info.causal, (0,))
     with torch.inference_mode(), capture_attention(loaded.backbone, acc.update, logits=False):
         loaded.backbone(input_ids=ids, attention_mask=torch.ones_like(ids))
-    return acc.finish({}), loaded
+    return acc.finish(signature_meta(ids.shape[1], loaded.info.causal)), loaded
 
 
 def windows(folder: Path) -> torch.Tensor:
