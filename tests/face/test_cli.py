@@ -41,7 +41,6 @@ BAD_INPUTS = [
     (["run", "collapse", "--model", "minilm-l6"], "'minilm-l6' is one model, not a series"),
     (["run", "collapse", "--model", "EleutherAI/pythia-70m@step1000"], "names one revision; drop '@step1000'"),
     (["run", "collapse", "--model", "./nowhere/step0,./nowhere/step1"], "no such model folder or file"),
-    (["book", "--scheduler", "tcp://127.0.0.1:9"], "cannot reach the Dask scheduler at tcp://127.0.0.1:9"),
     (["models", "--install", "nosuch"], "unknown model 'nosuch' for --install; the offline models are: minilm-l6"),
 ]
 
@@ -53,6 +52,17 @@ def test_bad_input_is_one_line_that_names_the_value_before_anything_starts():
         assert done.returncode == 1, argv
         assert done.stderr.strip().count("\n") == 0 and "Traceback" not in done.stderr, (argv, done.stderr)
         assert expected in done.stderr, (argv, done.stderr)
+
+
+def test_an_unreachable_scheduler_is_one_line_after_any_notes():
+    """``book --scheduler`` with nobody listening ends in one line naming the address. The small profile writes no
+    record, so on a machine with only the test model installed the chapters first say, one note line each, which
+    offline models they will leave out (a full-profile build refuses instead: the record holds every model)."""
+    done = subprocess.run([sys.executable, "-m", "attncoda.face.cli", "book", "--profile", "small", "--scheduler", "tcp://127.0.0.1:9"],
+                          capture_output=True, text=True, timeout=120)
+    *notes, last = done.stderr.strip().split("\n")
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in last and all(n.startswith("attncoda: note:") for n in notes), done.stderr
 
 
 def test_negative_seed_is_refused_by_the_signatures_command_before_loading():
