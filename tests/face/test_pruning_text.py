@@ -23,6 +23,9 @@ def test_a_decided_contrast_and_an_undecided_one_read_differently():
     decided = text.contrast_sentence(pr.contrasts(clear.values()))
     assert decided.startswith("1 of 1 metric pairs") and "d_A^⊥ (content) prunes better than total d_A" in decided
     assert text.contrast_sentence(pr.contrasts(null.values())).startswith("No pair of metrics differs")
+    answer = text.contrast_answer(pr.contrasts(clear.values()))
+    assert answer == "1 of 1 metric pairs differ after Holm's adjustment: d_A^⊥ (content) prunes better in 1 (1 on fake). Every other pair is indistinguishable."
+    assert text.contrast_answer(pr.contrasts(null.values())).startswith("no pair of metrics differs")
     few = pr.metric_cells(_result(shift=0.5, seeds=(0,), randoms=5))
     assert text.reading_sentence(few) == "On fake, 2 cells undecided: too few samples."
 

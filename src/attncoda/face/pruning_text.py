@@ -147,6 +147,23 @@ def contrast_sentence(contrasts: list) -> str:
     return f"{len(decided)} of {len(contrasts)} metric pairs differ after Holm's adjustment: {listed}. Every other pair is indistinguishable."
 
 
+def contrast_answer(contrasts: list) -> str:
+    """The page's answer in one clause: how many metric pairs differ after Holm's adjustment, and which metric prunes
+    better in them, counted per model (the pairs themselves are listed by :func:`contrast_sentence`, further down)."""
+    decided = [c for c in contrasts if c.reading.endswith("prunes better")]
+    if not decided:
+        return f"no pair of metrics differs at any sparsity on any model ({len(contrasts)} comparisons, Holm-adjusted)."
+    by_winner: dict[str, dict[str, int]] = {}
+    for c in decided:
+        winner = c.reading.removesuffix(" prunes better")
+        by_winner.setdefault(winner, {})
+        by_winner[winner][c.model] = by_winner[winner].get(c.model, 0) + 1
+    parts = [f"{winner} prunes better in {sum(models.values())} (" + ", ".join(f"{n} on {model}" for model, n in models.items()) + ")"
+             for winner, models in by_winner.items()]
+    return (f"{len(decided)} of {len(contrasts)} metric pairs differ after Holm's adjustment: " + "; ".join(parts)
+            + ". Every other pair is indistinguishable.")
+
+
 def blow_up_sentence(results: dict, paper: dict) -> str:
     """The kept-row JS's largest geometric-mean blow-up over the base here, beside the paper's Llama-3.2-1B figure."""
     worst = max(((name, sp, pr.geometric_mean([s.perplexity for s in r.metric_sets("js_keep", sp)]) / r.base.perplexity)
