@@ -58,6 +58,9 @@ def test_the_answer_gives_each_models_ari_span_and_the_papers_values():
     every = all(v < 1 for s in js.values() for v in s.finite)
     assert ("in every sample" in answer) == every and answer.startswith("Keeping or dropping the sink changes" if every else "Keeping or dropping the sink does not always")
     assert "[SEP] family cannot be checked" not in answer  # the synthetic model has [SEP] heads
+    content = [v for per in r.spread.values() for v in per["cross_ari"]["content"].finite]
+    assert ("same taxonomy under both conventions in every sample (ARI 1)" in answer) == (bool(content) and all(v == 1 for v in content))
+    assert ("is below 1 in" in answer) != ("(ARI 1)" in answer), "the content clause comes from the content ARIs, one way or the other"
     assert "[SEP] family cannot be checked" in text.answer_sentence({"b": synthetic_clustering("b", sep_members=False)}, PAPER)
 
 
