@@ -132,7 +132,7 @@ def _runner(method: str, length: int):
         from attncoda.engine.score_capture import capture_scores
 
         def scored(batch):
-            with capture_scores(model, lambda layer, heads, z: None):
+            with capture_scores(model, lambda layer, heads, queries, z: None):
                 return model(input_ids=batch, attention_mask=torch.ones_like(batch))
 
         return model, scored

@@ -79,7 +79,7 @@ def test_scores_beside_sdpa_are_eager_attention_scores(tiny, family):
     with torch.inference_mode():
         with capture_attention(loaded.backbone, lambda layer, w, lw: eager.setdefault(layer, lw.scores.clone())):
             loaded.backbone(**inputs)
-        with score_capture.capture_scores(loaded.backbone, lambda layer, heads, z: ours.setdefault(layer, []).append(z.clone())):
+        with score_capture.capture_scores(loaded.backbone, lambda layer, heads, queries, z: ours.setdefault(layer, []).append(z.clone())):
             loaded.backbone(**inputs)
     assert loaded.backbone.config._attn_implementation == "eager"  # restored
     assert sorted(ours) == sorted(eager) == list(range(loaded.info.layers))
@@ -108,15 +108,16 @@ def test_signatures_from_the_score_path_agree_with_the_eager_path(tiny, family, 
 
 
 def test_chunks_of_heads_give_the_same_signatures(tiny, monkeypatch):
-    """One window of one head per chunk (a tiny byte budget) against the whole batch at once: the same numbers (GQA included)."""
+    """One window of one head per chunk (a budget of one window's square) against the whole batch at once: the same
+    numbers (GQA included)."""
     loaded = load_model(str(tiny["qwen2"]))
     whole = compute(loaded, n=3, length=20, seed=0, batch_size=2)
-    monkeypatch.setattr(score_capture, "CHUNK_BYTES", 1)
+    monkeypatch.setattr(score_capture, "CHUNK_BYTES", 20 * 20 * 4)
     seen = []
     original = score_capture._scores
-    monkeypatch.setattr(score_capture, "_scores", lambda *a, **k: seen.append((a[0].shape[0], a[2])) or original(*a, **k))
+    monkeypatch.setattr(score_capture, "_scores", lambda *a, **k: seen.append((a[2], a[3])) or original(*a, **k))
     chunked = compute(loaded, n=3, length=20, seed=0, batch_size=2)
-    assert {(windows, heads.stop - heads.start) for windows, heads in seen} == {(1, 1)}  # one window of one head
+    assert {(windows.stop - windows.start, heads.stop - heads.start) for windows, heads in seen} == {(1, 1)}  # one window of one head
     np.testing.assert_allclose(chunked.logit, whole.logit, rtol=1e-12)
     for name in STATISTICS:
         np.testing.assert_allclose(chunked.stats[name], whole.stats[name], rtol=1e-12, equal_nan=True)
@@ -159,7 +160,7 @@ def test_a_sliding_window_hides_keys_in_the_scores(tmp_path):
     model = tf.AutoModelForCausalLM.from_config(cfg, attn_implementation="eager").eval()
     ids = torch.randint(3, len(tok), (1, 12))
     got = {}
-    with torch.inference_mode(), score_capture.capture_scores(model.model, lambda layer, heads, z: got.setdefault(layer, z.clone())):
+    with torch.inference_mode(), score_capture.capture_scores(model.model, lambda layer, heads, queries, z: got.setdefault(layer, z.clone())):
         model.model(input_ids=ids, attention_mask=torch.ones_like(ids))
     t, j = torch.arange(12)[:, None], torch.arange(12)[None, :]
     assert torch.isinf(got[0][..., (j > t) | (j <= t - 5)]).all() and torch.isfinite(got[0][..., (j <= t) & (j > t - 5)]).all()
@@ -183,3 +184,27 @@ def test_device_reductions_agree_with_the_kernel_on_each_default_model(name, mon
     np.testing.assert_allclose(device.logit, kernel.logit, rtol=1e-10)
     for name_ in STATISTICS:
         np.testing.assert_allclose(device.stats[name_], kernel.stats[name_], rtol=1e-10, atol=1e-12, equal_nan=True, err_msg=name_)
+
+
+@pytest.mark.parametrize("family", ["llama", "gemma3_text", "bert"])
+def test_blocks_of_queries_give_the_same_signatures(tiny, family, monkeypatch):
+    """Scores formed in blocks of queries (a causal block over the keys its rows can see, the hidden triangle never
+    computed) give the whole square's signatures; each block reaches ``on_scores`` with its own rows and keys."""
+    loaded = load_model(str(tiny[family]))
+    whole = compute(loaded, n=3, length=20, seed=0, batch_size=2)
+    monkeypatch.setattr(score_capture, "CAUSAL_BLOCKS_FROM", 8)
+    if not loaded.info.causal:
+        monkeypatch.setattr(score_capture, "CHUNK_BYTES", 20 * 4 * 3)  # three rows of one window and one head
+    blocks = []
+    original = score_capture._scores
+    monkeypatch.setattr(score_capture, "_scores", lambda *a, **k: (lambda z: blocks.append((a[4], z.shape[-2:])) or z)(original(*a, **k)))
+    blocked = compute(loaded, n=3, length=20, seed=0, batch_size=2)
+    rows = {(r.start, r.stop, tuple(shape)) for r, shape in blocks}
+    if loaded.info.causal:
+        assert rows == {(s, min(20, s + 3), (min(20, s + 3) - s, min(20, s + 3))) for s in range(0, 20, 3)}
+    else:
+        assert rows == {(s, min(20, s + 3), (min(20, s + 3) - s, 20)) for s in range(0, 20, 3)}
+    np.testing.assert_allclose(blocked.logit, whole.logit, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(blocked.arithmetic, whole.arithmetic, rtol=1e-6, atol=1e-9)
+    for name in STATISTICS:
+        np.testing.assert_allclose(blocked.stats[name], whole.stats[name], rtol=1e-6, atol=1e-9, equal_nan=True, err_msg=name)

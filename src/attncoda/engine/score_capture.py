@@ -8,8 +8,9 @@ kernel never builds it. Through transformers' ``AttentionInterface`` this module
 
 1. returns ``sdpa_attention_forward``'s output, so the forward pass is the plain sdpa one;
 2. forms ``z = q·kᵀ · scaling`` (plus any position bias), with ``−inf`` where the layer's mask hides a key (the causal
-   triangle, a sliding window, padding), a few heads (or, at long L, a few windows of one head) at a time, and hands
-   each chunk to ``on_scores(layer, heads, z)`` while only that chunk exists.
+   triangle, a sliding window, padding), a few heads (or windows, or blocks of queries) at a time, and hands each
+   chunk to ``on_scores(layer, heads, queries, z)`` while only that chunk exists. A causal layer's block of queries
+   gets the keys its rows can see and no more, so the hidden triangle is never computed.
 
 The extra work over a plain forward pass is one ``q·kᵀ`` per layer and one read of it. The scores are the same matmul
 eager attention computes (``matmul(q, repeat_kv(k)ᵀ) · scaling``); they differ from eager's in a layer only because
@@ -33,9 +34,14 @@ from .capture import CaptureError, attention_modules
 IMPLEMENTATION = "attncoda_scores"
 """The name under which the score-capturing attention function is registered with transformers."""
 CHUNK_BYTES = 16 * 2**20
-"""Budget of one chunk of float32 scores: ``heads_per_chunk = max(1, CHUNK_BYTES // (batch · Q · K · 4))``; when one
-head of the whole batch is over it, one head of ``max(1, CHUNK_BYTES // (Q · K · 4))`` windows at a time (so a chunk
-exceeds the budget only when a single window's ``Q × K`` scores do: above L ≈ 2,048)."""
+"""Budget of one chunk of float32 scores. A chunk is a block of ``rows`` queries over the ``keys`` they can see, for
+several windows and heads: whole batches of as many heads as fit the budget, else as many windows of one head as fit
+(at least one); ``rows`` is every query unless one window of one head is over the budget (then as many rows as fit)
+or the layer is causal with at least :data:`CAUSAL_BLOCKS_FROM` queries (then at most ``Q/8``)."""
+CAUSAL_BLOCKS_FROM = 1024
+"""From this many queries on, a causal layer's scores are formed in blocks of at most ``Q/8`` queries, each over the
+keys its rows can see, skipping the hidden triangle (``benchmarks/capture_overhead.py``: below it one matmul over the
+whole square is as fast)."""
 
 _active: dict = {}
 """The one capture in progress: ``on_scores`` and the module → layer map (a module-level slot, since transformers calls
@@ -54,44 +60,65 @@ def score_path_reason(model) -> str | None:
     return None
 
 
-def _chunks(batch: int, heads: int, queries: int, keys: int):
-    """The ``(windows, heads)`` slices the scores are formed in: whole batches of several heads while they fit the
-    budget, else one head of as many windows as fit (at least one)."""
-    head_bytes = max(1, queries * keys * 4)
-    windows = min(batch, max(1, CHUNK_BYTES // head_bytes))
-    step = max(1, CHUNK_BYTES // (batch * head_bytes)) if windows == batch else 1
-    for first in range(0, batch, windows):
-        for start in range(0, heads, step):
-            yield slice(first, min(batch, first + windows)), slice(start, min(heads, start + step))
+def _chunks(batch: int, heads: int, queries: int, keys: int, causal: bool):
+    """The ``(windows, heads, queries)`` slices the scores are formed in (:data:`CHUNK_BYTES`), queries outermost so
+    that a causal block's keys are fixed across its windows and heads."""
+    rows = max(1, min(queries, CHUNK_BYTES // (keys * 4)))
+    if causal and queries >= CAUSAL_BLOCKS_FROM:
+        rows = min(rows, -(-queries // 8))
+    block_bytes = rows * keys * 4
+    windows = min(batch, max(1, CHUNK_BYTES // block_bytes))
+    step = max(1, CHUNK_BYTES // (batch * block_bytes)) if windows == batch else 1
+    for first_query in range(0, queries, rows):
+        for first in range(0, batch, windows):
+            for start in range(0, heads, step):
+                yield (slice(first, min(batch, first + windows)), slice(start, min(heads, start + step)),
+                       slice(first_query, min(queries, first_query + rows)))
 
 
-def _scores(query, key, heads: slice, groups: int, scaling: float, mask, causal: bool, position_bias) -> torch.Tensor:
-    """``z`` for the query heads ``heads``: float32 ``(batch, h, Q, K)`` with ``−inf`` where a key is hidden.
-
-    ``scaling · (q·kᵀ)`` is one batched matmul; with no mask given, a causal layer's hidden triangle enters as an
-    additive ``0 / −inf`` matrix in the same call (``baddbmm``), so the scores are written once."""
-    q = query[:, heads]
-    k = key[:, heads.start // groups : (heads.stop - 1) // groups + 1]
+def _head_major(query: torch.Tensor, key: torch.Tensor, groups: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """A layer's queries as ``(heads, batch, Q, d)`` and its keys, one per query head, as ``(heads, batch, d, K)``, both
+    contiguous: made once per layer, so every chunk's operands are views (no per-chunk copy of the keys)."""
+    keys = key.transpose(0, 1)
     if groups > 1:  # the key head of query head h is h // groups
-        k = k.repeat_interleave(groups, dim=1)[:, heads.start % groups : heads.start % groups + q.shape[1]]
-    batch, h, queries, width = q.shape
-    keys = k.shape[2]
-    q3, k3 = q.reshape(batch * h, queries, width), k.transpose(2, 3).reshape(batch * h, width, keys)
-    if mask is None and causal and queries > 1 and position_bias is None:
-        z = torch.baddbmm(_causal_additive(queries, keys, q.dtype, q.device), q3, k3, alpha=scaling)
+        keys = keys.repeat_interleave(groups, dim=0)
+    return query.transpose(0, 1).contiguous(), keys.transpose(2, 3).contiguous()
+
+
+def _scores(q_heads, k_heads, windows: slice, heads: slice, rows: slice, scaling: float, mask, causal: bool, position_bias) -> torch.Tensor:
+    """``z`` for the windows ``windows``, query heads ``heads`` and queries ``rows`` of one layer (operands from
+    :func:`_head_major`): float32 ``(windows, heads, rows, seen)``, a view of a head-major ``(heads, windows, rows, seen)``
+    tensor, ``−inf`` where a key is hidden, ``seen`` the keys the block can see (``rows.stop + K − Q`` when causal,
+    else ``K``).
+
+    ``scaling · (q·kᵀ)`` is one batched matmul over (head, window) pairs; with no mask given, a causal layer's hidden
+    triangle enters as an additive ``0 / −inf`` matrix in the same call (``baddbmm``), so the scores are written once."""
+    queries, all_keys = q_heads.shape[2], k_heads.shape[3]
+    seen = rows.stop + all_keys - queries if causal else all_keys
+    q = q_heads[heads, windows, rows]
+    h, batch, n_rows, width = q.shape
+    q3, k3 = q.reshape(h * batch, n_rows, width), k_heads[heads, windows, :, :seen].reshape(h * batch, width, seen)
+    triangle = causal and queries > 1
+    if mask is None and triangle and position_bias is None:
+        z = torch.baddbmm(_causal_additive(queries, all_keys, q.dtype, q.device)[rows, :seen], q3, k3, alpha=scaling)
     else:
         z = torch.bmm(q3, k3).mul_(scaling)
-    z = z.reshape(batch, h, queries, keys)
+    z = z.reshape(h, batch, n_rows, seen).transpose(0, 1)
     if position_bias is not None:
-        z = z + (position_bias[:, heads] if position_bias.shape[1] > 1 else position_bias)
+        z = z + _block(position_bias[:, heads] if position_bias.shape[1] > 1 else position_bias, rows, seen)
     z = z.float()
     if mask is not None:
-        m = (mask if mask.shape[1] == 1 else mask[:, heads])[..., :keys]
+        m = _block(mask if mask.shape[1] == 1 else mask[:, heads], rows, seen)
         hidden = ~m if m.dtype == torch.bool else m <= torch.finfo(m.dtype).min / 2
         z = z.masked_fill_(hidden, float("-inf"))
-    elif causal and queries > 1 and position_bias is not None:
-        z = z.masked_fill_(_causal_additive(queries, keys, torch.float32, z.device) < 0, float("-inf"))
+    elif triangle and position_bias is not None:
+        z = z.masked_fill_(_causal_additive(queries, all_keys, torch.float32, z.device)[rows, :seen] < 0, float("-inf"))
     return z
+
+
+def _block(x: torch.Tensor, rows: slice, seen: int) -> torch.Tensor:
+    """A mask or bias ``(…, Q or 1, K)`` cut to the queries ``rows`` (a broadcast query axis stays) and the first ``seen`` keys."""
+    return x[..., :seen] if x.shape[-2] == 1 else x[..., rows, :seen]
 
 
 _CAUSAL: dict = {}
@@ -121,13 +148,13 @@ def _attention(module, query, key, value, attention_mask, dropout: float = 0.0, 
     state["called"][layer] += 1
     scaling = scaling if scaling is not None else query.shape[-1] ** -0.5
     causal = bool(kwargs.get("is_causal", getattr(module, "is_causal", False)))
-    groups = query.shape[1] // key.shape[1]
+    q_heads, k_heads = _head_major(query, key, query.shape[1] // key.shape[1])
     bias = kwargs.get("position_bias")
-    for windows, heads in _chunks(query.shape[0], query.shape[1], query.shape[2], key.shape[2]):
+    for windows, heads, rows in _chunks(query.shape[0], query.shape[1], query.shape[2], key.shape[2], causal):
         mask = attention_mask[windows] if attention_mask is not None and attention_mask.shape[0] > 1 else attention_mask
-        z = _scores(query[windows], key[windows], heads, groups, scaling, mask, causal,
+        z = _scores(q_heads, k_heads, windows, heads, rows, scaling, mask, causal,
                     bias[windows] if bias is not None and bias.shape[0] > 1 else bias)
-        state["on_scores"](layer, heads, z)
+        state["on_scores"](layer, heads, rows, z)
         del z
     return output, None
 
@@ -142,11 +169,12 @@ def _register() -> None:
 
 @contextmanager
 def capture_scores(model, on_scores: Callable):
-    """Within the block, every forward pass runs sdpa attention and calls ``on_scores(layer, heads, scores)`` for each
-    chunk of each attention layer: ``heads`` a slice of the layer's query heads, ``scores`` their float32
-    ``(windows, len(heads), Q, K)`` softmax input, ``−inf`` where a key is hidden. ``windows`` is the whole batch, or
-    consecutive slices of it when one head of the whole batch is over :data:`CHUNK_BYTES`, so ``on_scores`` must sum
-    over windows rather than expect each batch whole.
+    """Within the block, every forward pass runs sdpa attention and calls ``on_scores(layer, heads, queries, scores)``
+    for each chunk of each attention layer: ``heads`` a slice of the layer's query heads, ``queries`` a slice of its
+    query positions, ``scores`` their float32 ``(windows, len(heads), len(queries), keys)`` softmax input, ``−inf`` where
+    a key is hidden. ``keys`` is every key, or for a causal layer the ``queries.stop + K − Q`` keys its rows can see
+    (the rest are hidden). ``windows`` is the whole batch, or consecutive slices of it (:data:`CHUNK_BYTES`), so
+    ``on_scores`` must sum over windows and query blocks rather than expect each batch whole.
 
     Raises CaptureError up front when the architecture is not covered (:func:`score_path_reason`), and after the block
     when some attention layer ran without calling the function. The model's attention implementation is restored on

@@ -35,14 +35,18 @@ from ..math.coda import closure, replace_zeros
 from ..math.rowstats import STATISTICS
 from .cache import WindowedMeta
 
-PROTOCOL_VERSION = 4
+PROTOCOL_VERSION = 5
 """2: exact-zero replacement only; float64 log-softmax signatures; one-document encoder windows; model-specific sink sets.
 3: the log path reduces the scores in float64 inside the row kernel, one ``exp`` per element (no float64 log-softmax
 array); it agrees with 2 to rounding (``benchmarks/capture_overhead.py``, ``tests/engine/test_capture.py``).
 4: the forward pass runs sdpa attention and the scores are formed beside it (:mod:`attncoda.engine.score_capture`), for
 every model whose attention goes through transformers' interface; the others keep eager attention (``meta.capture``
 says which). Hidden states now follow sdpa's output, which agrees with eager's to float32 rounding, not bit for bit
-(``tests/engine/test_score_capture.py``)."""
+(``tests/engine/test_score_capture.py``).
+5: the row kernel sums on vector lanes, with an ``exp`` of its own (``rowstats._exp_nonpositive``, within 2 ulp of
+libm's), so its sums' order, not their terms, changes: statistics and log-sum-exps agree with 4's to about 1e-13
+relative. Scores reach the accumulator in blocks of queries; a causal block of a long window (from
+``score_capture.CAUSAL_BLOCKS_FROM`` queries) stops at the keys its rows can see."""
 
 SINK_SETS = {
     "first": "key 0 (the first token)",
@@ -189,7 +193,8 @@ class SignatureAccumulator:
     """Reduce scores with torch even on the CPU (the branch scores on a GPU take; tests hold the two branches together)."""
 
     def __init__(self, layers: int, heads: int, length: int, causal: bool, sink: tuple[int, ...], eps_values=EPS_SWEEP, stats_eps: float = DEFAULT_EPS):
-        self.causal, self.sink, self.eps_values, self.stats_eps = causal, sink, tuple(eps_values), stats_eps
+        self.causal, self.eps_values, self.stats_eps = causal, tuple(eps_values), stats_eps
+        self.sink = tuple(int(j) % length for j in sink)  # key positions, counted from the window's start
         shape = (layers, heads, length)
         self.log_sums = {e: np.zeros(shape) for e in self.eps_values}
         self.logit_sums = np.zeros(shape)
@@ -228,34 +233,47 @@ class SignatureAccumulator:
             stats = row_statistics(maps, self.sink, self.causal, self.stats_eps)
         self._add_stats(layer, heads, stats)
 
-    def update_scores(self, layer: int, heads: slice, scores) -> None:
-        """Add one batch of some heads of one layer from their scores alone (:func:`~attncoda.engine.score_capture.capture_scores`):
-        ``scores`` is the softmax's float32 input ``(batch, len(heads), L, L)``, ``−inf`` where a key is hidden, as a torch
-        tensor on any device. The probability rows a signature averages are ``softmax(scores)`` in float32 (as eager
-        attention computes them); the row statistics come from the compiled kernel on the CPU, or from
-        :func:`~attncoda.engine.device_rowstats.row_statistics_torch` on the scores' own device, whose per-row results
-        alone go to the host."""
+    def update_scores(self, layer: int, heads: slice, queries: slice, scores) -> None:
+        """Add one chunk of one layer from its scores alone (:func:`~attncoda.engine.score_capture.capture_scores`):
+        ``scores`` is the softmax's float32 input ``(windows, len(heads), len(queries), keys)`` for the query positions
+        ``queries``, ``−inf`` where a key is hidden, as a torch tensor on any device; a causal block may stop at the
+        ``queries.stop`` keys its rows can see. The probability rows a signature averages are ``softmax(scores)`` in
+        float32 (as eager attention computes them); the row statistics come from the compiled kernel on the CPU, or
+        from :func:`~attncoda.engine.device_rowstats.row_statistics_torch` on the scores' own device, whose per-row
+        results alone go to the host."""
         import torch
 
-        from ..math.rowstats import row_statistics_from_scores
         from .device_rowstats import row_statistics_torch
 
-        self._check_shape(scores.shape)
-        picked = scores[:, :, -1, :] if self.causal else scores.transpose(1, 2).reshape(-1, scores.shape[1], scores.shape[-1])
-        rows = torch.softmax(picked, dim=-1, dtype=torch.float32)
-        self._add_probability_rows(layer, heads, as_numpy(rows))
+        length = self.sums.shape[-1]
+        queries = slice(*queries.indices(length))
+        self._check_block(queries, scores.shape)
+        sink = tuple(j for j in self.sink if j < scores.shape[-1])  # a causal block's rows cannot see a later sink key
+        holds_last = queries.stop == length
+        if not self.causal or holds_last:
+            picked = scores[:, :, -1, :] if self.causal else scores.transpose(1, 2).reshape(-1, scores.shape[1], scores.shape[-1])
+            self._add_probability_rows(layer, heads, as_numpy(torch.softmax(picked, dim=-1, dtype=torch.float32)))
         if scores.device.type == "cpu" and not self.torch_reductions:
-            z = as_numpy(scores)
-            stats, lse = row_statistics_from_scores(z, self.sink, self.causal)
-            self._add_logits(layer, heads, z, lse)
+            stats, lse = _kernel_statistics(scores, sink, self.causal)
+            if not self.causal or holds_last:
+                self._add_logits(layer, heads, as_numpy(scores), lse)
         else:
-            stats, lse = row_statistics_torch(scores, self.sink, self.causal)
-            last = scores[:, :, -1, :].double() - lse[:, :, -1, None] if self.causal else None
-            self._add_logit_sums(layer, heads, scores.shape[0] * (1 if self.causal else scores.shape[2]),
-                                 as_numpy(last.sum(dim=0)) if self.causal else
-                                 as_numpy(torch.where(torch.isfinite(scores), scores.double(), 0.0).sum(dim=(0, 2)) - lse.sum(dim=(0, 2))[:, None]))
-            stats, lse = {k: as_numpy(v) for k, v in stats.items()}, as_numpy(lse)
-        self._add_stats(layer, heads, stats)
+            stats, lse = row_statistics_torch(scores, sink, self.causal)
+            if self.causal and holds_last:
+                self._add_logit_sums(layer, heads, scores.shape[0], as_numpy((scores[:, :, -1, :].double() - lse[:, :, -1, None]).sum(dim=0)))
+            elif not self.causal:
+                seen = torch.where(torch.isfinite(scores), scores.double(), 0.0).sum(dim=(0, 2)) - lse.sum(dim=(0, 2))[:, None]
+                self._add_logit_sums(layer, heads, scores.shape[0] * scores.shape[2], as_numpy(seen))
+            stats = {k: as_numpy(v) for k, v in stats.items()}
+        self._add_stats(layer, heads, stats, queries)
+
+    def _check_block(self, queries: slice, shape) -> None:
+        length = self.sums.shape[-1]
+        keys = shape[-1]
+        expected = queries.stop if self.causal and keys < length else length
+        if shape[-2] != queries.stop - queries.start or keys != expected:
+            raise ValueError(f"expected scores of queries {queries.start}..{queries.stop - 1} over {expected} keys of a "
+                             f"{length}-token window, got {tuple(shape[-2:])}")
 
     def _check_shape(self, shape) -> None:
         length = self.sums.shape[-1]
@@ -286,11 +304,11 @@ class SignatureAccumulator:
         if heads == slice(None) or heads.start == 0:
             self.logit_rows[layer] += rows
 
-    def _add_stats(self, layer: int, heads: slice, stats: dict) -> None:
+    def _add_stats(self, layer: int, heads: slice, stats: dict, queries: slice = slice(None)) -> None:
         for name, v in stats.items():
             ok = np.isfinite(v)
-            self.stat_sums[name][layer, heads] += np.where(ok, v, 0.0).sum(axis=0)
-            self.stat_counts[name][layer, heads] += ok.sum(axis=0)
+            self.stat_sums[name][layer, heads, queries] += np.where(ok, v, 0.0).sum(axis=0)
+            self.stat_counts[name][layer, heads, queries] += ok.sum(axis=0)
 
     def finish(self, meta: SignatureMeta) -> Signatures:
         if np.any(self.rows == 0):
@@ -310,6 +328,19 @@ class SignatureAccumulator:
                 v[:, :, 0] = np.nan
         meta = replace(meta, log_path=logit is not None)
         return Signatures(meta=meta, aitchison=aitchison, arithmetic=self.sums / n, stats=stats, logit=logit, zeros=self.zeros)
+
+
+def _kernel_statistics(scores, sink, causal: bool) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """:func:`~attncoda.math.rowstats.row_statistics_from_scores` of ``(windows, heads, Q, K)`` CPU scores, read in
+    place when they are a head-major tensor seen window-first (as :mod:`~attncoda.engine.score_capture` hands them),
+    so the kernel copies nothing."""
+    from ..math.rowstats import row_statistics_from_scores
+
+    head_major = scores.transpose(0, 1)
+    if not head_major.is_contiguous():
+        return row_statistics_from_scores(as_numpy(scores), sink, causal)
+    stats, lse = row_statistics_from_scores(as_numpy(head_major), sink, causal)
+    return {k: v.swapaxes(0, 1) for k, v in stats.items()}, lse.swapaxes(0, 1)
 
 
 # --------------------------------------------------------------------------- cache
