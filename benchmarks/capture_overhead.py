@@ -30,9 +30,10 @@ Windows: n · L = 16,384 tokens at every L (128 windows of 128, 32 of 512, 16 of
 
 Repeats: with ``--repeats N`` every method runs N times per length, in an order shuffled per repeat; a repeat is the
 unit, so each ratio to sdpa gets a 95 % t interval of its log over the repeats, and a length's target is met only when
-the whole interval lies at or below it (``undecided`` when the interval straddles it).
+the whole interval lies at or below it (``undecided`` when the interval straddles it). ``--once M ...`` runs the
+methods M in the first repeat only (the outside tools, whose ratios no target reads).
 
-Usage: python benchmarks/capture_overhead.py [--lengths 128 512 1024 2048] [--methods ...] [--repeats N] [--out FILE.json]
+Usage: python benchmarks/capture_overhead.py [--lengths 128 512 1024 2048] [--methods ...] [--repeats N] [--once M ...] [--out FILE.json]
 (--out also writes the Markdown table beside the JSON, as FILE.md; benchmarks/results/ keeps the committed run)
 """
 
@@ -271,6 +272,8 @@ def main():
     parser.add_argument("--tokens", type=int, default=TOKENS, help="tokens per length (n · L); smaller for a smoke run")
     parser.add_argument("--repeats", type=int, default=1, help="run every method this many times per length, in a shuffled order per "
                         "repeat; the summary gives each ratio's 95 %% interval over the repeats")
+    parser.add_argument("--once", nargs="+", default=[], choices=METHODS, help="methods run in the first repeat only (the outside "
+                        "tools, whose ratios no target reads); the others run in every repeat")
     parser.add_argument("--child")
     parser.add_argument("--length", type=int)
     args = parser.parse_args()
@@ -285,7 +288,7 @@ def main():
     results = []
     for repeat in range(args.repeats):
         for length in args.lengths:
-            order = list(args.methods)
+            order = [m for m in args.methods if repeat == 0 or m not in args.once]
             if args.repeats > 1:
                 random.Random(repeat).shuffle(order)  # no method always runs first (or right after another) in a drifting machine
             for method in order:
