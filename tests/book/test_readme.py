@@ -147,3 +147,26 @@ def test_the_readme_states_the_longest_length_each_default_model_can_audit(name)
     if not loaded.info.causal or name == "smollm2-135m":
         return
     assert f"at most {longest} tokens" in str(refused.value), str(refused.value)
+
+
+def test_the_readme_states_the_committed_capture_benchmark():
+    """The capture's cost the README states is the committed benchmark's: each ``ours / sdpa`` ratio (the geometric mean
+    over the run's repeats) at every length, and the scores-alone ratio it names."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import capture_overhead
+    finally:
+        sys.path.pop(0)
+    import json
+
+    results = json.loads((ROOT / "benchmarks" / "results" / "capture_overhead.json").read_text())
+    ratios = {(r["method"], r["length"]): r["ratio"] for r in capture_overhead.ratio_summary(results)}
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    ours = ", ".join(f"{ratios['ours', n]:.2f}×" for n in (128, 512, 1024)) + f" and {ratios['ours', 2048]:.2f}×"
+    assert f"cost {ours} a plain sdpa forward pass at L = 128, 512, 1,024 and 2,048" in readme
+    scores = ", ".join(f"{ratios['scores', n]:.2f}×" for n in (512, 1024)) + f" and {ratios['scores', 2048]:.2f}×"
+    assert f"the scores alone cost {scores}" in readme
+    eager = ", ".join(f"{ratios['ours-eager', n]:.2f}×" for n in (128, 512, 1024)) + f" and {ratios['ours-eager', 2048]:.2f}×"
+    assert f"the eager capture it replaces: {eager}" in readme
+    outside = [v for (method, _), v in ratios.items() if method in ("transformerlens", "nnsight")]
+    assert f"TransformerLens and nnsight {min(outside):.1f}–{max(outside):.1f}×" in readme
