@@ -34,6 +34,8 @@ the whole interval lies at or below it (``undecided`` when the interval straddle
 methods M in the first repeat only (the outside tools, whose ratios no target reads).
 
 Usage: python benchmarks/capture_overhead.py [--lengths 128 512 1024 2048] [--methods ...] [--repeats N] [--once M ...] [--out FILE.json]
+       python benchmarks/capture_overhead.py --blocks [--out benchmarks/results/causal_blocks.md]  (one layer's causal
+       scores as one matmul against blocks of queries: where ``score_capture.CAUSAL_BLOCKS_FROM`` comes from)
 (--out also writes the Markdown table beside the JSON, as FILE.md; benchmarks/results/ keeps the committed run)
 """
 
@@ -264,6 +266,47 @@ def summary_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def block_timing(lengths, repeats: int = 20) -> str:
+    """``--blocks``: one layer's causal scores (smollm2-135m's shapes: 9 query heads on 3 key heads of 64 dimensions, the
+    batch of :data:`BATCH`) formed by ``score_capture`` as one matmul over the square against blocks of ``Q/8`` queries
+    over the keys they see (``CAUSAL_BLOCKS_FROM`` set to 1), alternating, so drift falls on both alike. The ratio is
+    the median of the per-pair ratios, blocks / square; below 1 the blocks are faster. The threshold
+    ``CAUSAL_BLOCKS_FROM`` rests on this table."""
+    import statistics
+
+    import torch
+
+    from attncoda.engine import score_capture as sc
+
+    lines = ["| L | square (ms) | blocks (ms) | blocks / square (median of pairs) |", "|---|---|---|---|"]
+    threshold = sc.CAUSAL_BLOCKS_FROM
+    for length in lengths:
+        batch = BATCH.get(length, 2)
+        generator = torch.Generator().manual_seed(0)
+        query = torch.randn(batch, 9, length, 64, generator=generator)
+        key = torch.randn(batch, 3, length, 64, generator=generator)
+
+        def form():
+            q_heads, k_heads = sc._head_major(query, key, 3)
+            for windows, heads, rows in sc._chunks(batch, 9, length, length, True):
+                sc._scores(q_heads, k_heads, windows, heads, rows, 0.125, None, True, None)
+
+        times = {"square": [], "blocks": []}
+        try:
+            for i in range(repeats + 1):
+                for name, first in (("square", 10**9), ("blocks", 1)):
+                    sc.CAUSAL_BLOCKS_FROM = first
+                    start = time.perf_counter()
+                    form()
+                    if i:  # the first pair warms up
+                        times[name].append(time.perf_counter() - start)
+        finally:
+            sc.CAUSAL_BLOCKS_FROM = threshold
+        ratio = statistics.median(b / a for a, b in zip(times["square"], times["blocks"]))
+        lines.append(f"| {length:,} | {1e3 * statistics.median(times['square']):.1f} | {1e3 * statistics.median(times['blocks']):.1f} | {ratio:.2f} |")
+    return "\n".join(lines)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--lengths", type=int, nargs="+", default=[128, 512, 1024, 2048])
@@ -274,11 +317,19 @@ def main():
                         "repeat; the summary gives each ratio's 95 %% interval over the repeats")
     parser.add_argument("--once", nargs="+", default=[], choices=METHODS, help="methods run in the first repeat only (the outside "
                         "tools, whose ratios no target reads); the others run in every repeat")
+    parser.add_argument("--blocks", action="store_true", help="only time one layer's causal scores as one square matmul against "
+                        "blocks of Q/8 queries (the threshold CAUSAL_BLOCKS_FROM rests on it); with --out, write the table there")
     parser.add_argument("--child")
     parser.add_argument("--length", type=int)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(measure(args.child, args.length, args.tokens)))
+        return
+    if args.blocks:
+        text = f"{_machine(0).split(';')[1].strip()}\n\n{block_timing([n for n in args.lengths if n > 128])}\n"
+        print(text)
+        if args.out:
+            Path(args.out).write_text(text)
         return
     if any(m in OUTSIDE for m in args.methods) and not INTEROP.exists():
         sys.exit(f"{INTEROP} is missing; run `make test` once (it builds .venv-interop) or leave out {', '.join(OUTSIDE)}")
