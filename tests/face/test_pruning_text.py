@@ -78,3 +78,14 @@ def test_the_largest_single_sets_are_named_with_what_decides_them():
     worst = max((s for s in r.scored if s.kind == "metric"), key=lambda s: s.perplexity)
     assert sentence.startswith("The largest single prune sets: fake, ") and text.ppl(worst.perplexity) in sentence
     assert f"(seed {worst.seed}, draw {worst.draw})" in sentence and text.DECIDERS["metric"] in sentence
+
+
+def test_pairs_that_cannot_reach_the_level_are_not_called_indistinguishable():
+    from types import SimpleNamespace
+
+    pairs = [SimpleNamespace(model="m", reading="JS (sink kept) prunes better"), SimpleNamespace(model="m", reading=pr.UNDECIDED),
+             SimpleNamespace(model="m", reading="indistinguishable")]
+    answer = text.contrast_answer(pairs)
+    assert answer.endswith("Of the other 2, 1 cannot reach the level with this few samples and the rest are indistinguishable.")
+    assert text.contrast_answer(pairs[:2]).endswith("The other 1 cannot reach the level with this few samples.")
+    assert text.contrast_answer([pairs[0], pairs[2]]).endswith("Every other pair is indistinguishable.")

@@ -136,32 +136,52 @@ def reading_sentence(cells: list) -> str:
     return sentence[:1].upper() + sentence[1:] + "."
 
 
-def contrast_sentence(contrasts: list) -> str:
-    decided = [c for c in contrasts if c.reading.endswith("prunes better")]
+def _decided(contrasts: list) -> list:
+    return [c for c in contrasts if c.reading.endswith("prunes better")]
+
+
+def _no_contrast(contrasts: list) -> str:
+    """The sentence when no pair differs (lower case: the caller capitalizes where it starts one)."""
     undecided = sum(c.reading == pr.UNDECIDED for c in contrasts)
+    return (f"no pair of metrics differs at any sparsity on any model ({len(contrasts)} comparisons, Holm-adjusted)"
+            + (f"; {undecided} of them cannot reach the level with this few samples." if undecided else "."))
+
+
+def _contrast_frame(contrasts: list, decided: list, body: str) -> str:
+    """``N of M metric pairs differ …: body.`` and what the other pairs read: indistinguishable, or unable to reach
+    the level (a test that cannot reach it decides nothing, so those are not called indistinguishable)."""
+    others = len(contrasts) - len(decided)
+    undecided = sum(c.reading == pr.UNDECIDED for c in contrasts)
+    rest = ("Every other pair is indistinguishable." if not undecided else
+            f"The other {others} cannot reach the level with this few samples." if undecided == others else
+            f"Of the other {others}, {undecided} cannot reach the level with this few samples and the rest are indistinguishable.")
+    return f"{len(decided)} of {len(contrasts)} metric pairs differ after Holm's adjustment: {body}. {rest}"
+
+
+def contrast_sentence(contrasts: list) -> str:
+    """Every pair that differs after Holm's adjustment, with its ratio, interval and adjusted p."""
+    decided = _decided(contrasts)
     if not decided:
-        return (f"No pair of metrics differs at any sparsity on any model ({len(contrasts)} comparisons, Holm-adjusted)"
-                + (f"; {undecided} of them cannot reach the level with this few samples." if undecided else "."))
-    listed = "; ".join(f"{c.model} at {100 * c.sparsity:.0f} %: {c.reading} than {SELECTION_NAMES[c.b if c.ratio < 1 else c.a]} "
-                       f"(ratio {c.ratio:.2f} [{c.low:.2f}, {c.high:.2f}], Holm p = {p_text(c.p_holm)})" for c in decided)
-    return f"{len(decided)} of {len(contrasts)} metric pairs differ after Holm's adjustment: {listed}. Every other pair is indistinguishable."
+        sentence = _no_contrast(contrasts)
+        return sentence[:1].upper() + sentence[1:]
+    return _contrast_frame(contrasts, decided, "; ".join(
+        f"{c.model} at {100 * c.sparsity:.0f} %: {c.reading} than {SELECTION_NAMES[c.b if c.ratio < 1 else c.a]} "
+        f"(ratio {c.ratio:.2f} [{c.low:.2f}, {c.high:.2f}], Holm p = {p_text(c.p_holm)})" for c in decided))
 
 
 def contrast_answer(contrasts: list) -> str:
     """The page's answer in one clause: how many metric pairs differ after Holm's adjustment, and which metric prunes
     better in them, counted per model (the pairs themselves are listed by :func:`contrast_sentence`, further down)."""
-    decided = [c for c in contrasts if c.reading.endswith("prunes better")]
+    decided = _decided(contrasts)
     if not decided:
-        return f"no pair of metrics differs at any sparsity on any model ({len(contrasts)} comparisons, Holm-adjusted)."
+        return _no_contrast(contrasts)
     by_winner: dict[str, dict[str, int]] = {}
     for c in decided:
-        winner = c.reading.removesuffix(" prunes better")
-        by_winner.setdefault(winner, {})
-        by_winner[winner][c.model] = by_winner[winner].get(c.model, 0) + 1
-    parts = [f"{winner} prunes better in {sum(models.values())} (" + ", ".join(f"{n} on {model}" for model, n in models.items()) + ")"
-             for winner, models in by_winner.items()]
-    return (f"{len(decided)} of {len(contrasts)} metric pairs differ after Holm's adjustment: " + "; ".join(parts)
-            + ". Every other pair is indistinguishable.")
+        models = by_winner.setdefault(c.reading.removesuffix(" prunes better"), {})
+        models[c.model] = models.get(c.model, 0) + 1
+    return _contrast_frame(contrasts, decided, "; ".join(
+        f"{winner} prunes better in {sum(models.values())} (" + ", ".join(f"{n} on {model}" for model, n in models.items()) + ")"
+        for winner, models in by_winner.items()))
 
 
 def blow_up_sentence(results: dict, paper: dict) -> str:
