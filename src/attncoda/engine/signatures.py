@@ -262,8 +262,8 @@ class SignatureAccumulator:
             if self.causal and holds_last:
                 self._add_logit_sums(layer, heads, scores.shape[0], as_numpy((scores[:, :, -1, :].double() - lse[:, :, -1, None]).sum(dim=0)))
             elif not self.causal:
-                seen = torch.where(torch.isfinite(scores), scores.double(), 0.0).sum(dim=(0, 2)) - lse.sum(dim=(0, 2))[:, None]
-                self._add_logit_sums(layer, heads, scores.shape[0] * scores.shape[2], as_numpy(seen))
+                sums = torch.where(torch.isfinite(scores), scores.double(), 0.0).sum(dim=(0, 2)) - lse.sum(dim=(0, 2))[:, None]
+                self._add_logit_sums(layer, heads, scores.shape[0] * scores.shape[2], as_numpy(sums))
             stats = {k: as_numpy(v) for k, v in stats.items()}
         self._add_stats(layer, heads, stats, queries)
 

@@ -32,6 +32,8 @@ from numba import njit, prange
 from numba.core import types
 from numba.extending import intrinsic
 
+from .pairdist import _LN2_HI, _LN2_LO  # ln 2 split for Cody and Waite's reduction (fdlibm's constants)
+
 STATISTICS = ("sink_mass", "entropy", "content_entropy", "concentration")
 
 
@@ -85,9 +87,6 @@ def _kernel(a, is_sink, causal, logs, eps, out):  # pragma: no cover - compiled
                 out[3, r, t] = np.nan
 
 
-_LN2_HI = 6.93147180369123816490e-01
-_LN2_LO = 1.90821492927058770002e-10
-"""``ln 2`` split so that ``k · _LN2_HI`` is exact for ``|k| < 2^11`` (Cody and Waite's reduction, as in fdlibm)."""
 _TWO_TO_MINUS_54 = 2.0**-54
 
 
