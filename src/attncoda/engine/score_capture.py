@@ -40,8 +40,9 @@ several windows and heads: whole batches of as many heads as fit the budget, els
 or the layer is causal with at least :data:`CAUSAL_BLOCKS_FROM` queries (then at most ``Q/8``)."""
 CAUSAL_BLOCKS_FROM = 1024
 """From this many queries on, a causal layer's scores are formed in blocks of at most ``Q/8`` queries, each over the
-keys its rows can see, skipping the hidden triangle (``benchmarks/capture_overhead.py``: below it one matmul over the
-whole square is as fast)."""
+keys its rows can see, skipping the hidden triangle. ``benchmarks/capture_overhead.py --blocks``
+(``benchmarks/results/causal_blocks.md``) finds the blocks faster from 512 queries (0.73× the square's time there, a
+tie at 256); the record's capture benchmark ran with this threshold, so lowering it waits for a rerun of that."""
 
 _active: dict = {}
 """The one capture in progress: ``on_scores`` and the module → layer map (a module-level slot, since transformers calls
