@@ -38,11 +38,11 @@ CHUNK_BYTES = 16 * 2**20
 several windows and heads: whole batches of as many heads as fit the budget, else as many windows of one head as fit
 (at least one); ``rows`` is every query unless one window of one head is over the budget (then as many rows as fit)
 or the layer is causal with at least :data:`CAUSAL_BLOCKS_FROM` queries (then at most ``Q/8``)."""
-CAUSAL_BLOCKS_FROM = 1024
+CAUSAL_BLOCKS_FROM = 512
 """From this many queries on, a causal layer's scores are formed in blocks of at most ``Q/8`` queries, each over the
 keys its rows can see, skipping the hidden triangle. ``benchmarks/capture_overhead.py --blocks``
-(``benchmarks/results/causal_blocks.md``) finds the blocks faster from 512 queries (0.73× the square's time there, a
-tie at 256); the record's capture benchmark ran with this threshold, so lowering it waits for a rerun of that."""
+(``benchmarks/results/causal_blocks.md``): on 2 cores the blocks take 0.97× the square's time at 256 queries (a tie),
+0.73× at 512, 0.62× at 1,024 and 0.59× at 2,048."""
 
 _active: dict = {}
 """The one capture in progress: ``on_scores`` and the module → layer map (a module-level slot, since transformers calls
