@@ -222,47 +222,66 @@ def table(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def ratio_summary(results: list[dict]) -> list[dict]:
-    """Each method's time ratio to sdpa over the repeats: every repeat runs every method once, so a repeat is the unit
-    (the machine's drift between repeats cancels in its own ratio). Geometric mean and a 95 % t interval of the log
-    ratio over the repeats; ``verdict`` holds a length's target (:data:`TARGETS`) against that interval: ``meets`` when
-    the whole interval lies at or below it, ``misses`` when it lies above, ``undecided`` otherwise (and with one repeat)."""
+def _log_interval(ratios: list[float]) -> tuple[float, float, float]:
+    """Geometric mean of ``ratios`` and the 95 % t interval of their log (NaN bounds with one ratio)."""
     import math
 
     from scipy.stats import t as student
 
+    logs = [math.log(r) for r in ratios]
+    mean = sum(logs) / len(logs)
+    if len(logs) < 2:
+        return math.exp(mean), float("nan"), float("nan")
+    sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
+    half = student.ppf(0.975, len(logs) - 1) * sd / math.sqrt(len(logs))
+    return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
+
+
+def _verdict(target, repeats: int, low: float, high: float):
+    """``meets`` when the whole interval lies at or below ``target``, ``misses`` when above it, ``undecided`` otherwise."""
+    if target is None:
+        return None
+    return "undecided" if repeats < 2 else "meets" if high <= target else "misses" if low > target else "undecided"
+
+
+def ratio_summary(results: list[dict]) -> list[dict]:
+    """Each method's time and peak-total-memory ratios to sdpa over the repeats: every repeat runs every method once, so a
+    repeat is the unit (the machine's drift between repeats cancels in its own ratio). Geometric mean and a 95 % t
+    interval of the log ratio over the repeats; ``verdict`` holds a length's time target (:data:`TARGETS`) against the
+    time interval and ``memory_verdict`` :data:`MEMORY_TARGET` against the memory interval: ``meets`` when the whole
+    interval lies at or below the target, ``misses`` when it lies above, ``undecided`` otherwise (and with one repeat)."""
     out = []
     for length in sorted({r["length"] for r in results}):
         for method in dict.fromkeys(r["method"] for r in results if r["length"] == length):
-            logs = []
+            times, memory = [], []
             for rep in sorted({r.get("repeat", 0) for r in results}):
                 cell = {r["method"]: r for r in results if r["length"] == length and r.get("repeat", 0) == rep and "error" not in r}
                 if method in cell and "sdpa" in cell:
-                    logs.append(math.log(cell[method]["seconds"] / cell["sdpa"]["seconds"]))
-            if not logs:
+                    times.append(cell[method]["seconds"] / cell["sdpa"]["seconds"])
+                    memory.append(cell[method]["peak_total_mb"] / cell["sdpa"]["peak_total_mb"])
+            if not times:
                 continue
-            mean = sum(logs) / len(logs)
-            if len(logs) > 1:
-                sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
-                half = student.ppf(0.975, len(logs) - 1) * sd / math.sqrt(len(logs))
-                low, high = math.exp(mean - half), math.exp(mean + half)
-            else:
-                low = high = float("nan")
+            ratio, low, high = _log_interval(times)
+            memory_ratio, memory_low, memory_high = _log_interval(memory)
             target = TARGETS.get(length) if method == "ours" else None
-            verdict = (None if target is None else "undecided" if len(logs) < 2 else
-                       "meets" if high <= target else "misses" if low > target else "undecided")
-            out.append({"length": length, "method": method, "repeats": len(logs), "ratio": math.exp(mean), "low": low, "high": high,
-                        "target": target, "verdict": verdict})
+            out.append({"length": length, "method": method, "repeats": len(times), "ratio": ratio, "low": low, "high": high,
+                        "target": target, "verdict": _verdict(target, len(times), low, high),
+                        "memory_ratio": memory_ratio, "memory_low": memory_low, "memory_high": memory_high,
+                        "memory_verdict": _verdict(MEMORY_TARGET if method == "ours" else None, len(memory), memory_low, memory_high)})
     return out
 
 
 def summary_table(rows: list[dict]) -> str:
     """The Markdown table of :func:`ratio_summary`."""
-    lines = ["| L | method | repeats | time / sdpa (geometric mean) | 95 % interval | target | verdict |", "|---|---|---|---|---|---|---|"]
+    lines = ["| L | method | repeats | time / sdpa (geometric mean) | 95 % interval | target | verdict "
+             "| peak total / sdpa (geometric mean) | 95 % interval | target | verdict |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         interval = f"[{r['low']:.2f}, {r['high']:.2f}]" if r["repeats"] > 1 else "—"
+        memory = f"[{r['memory_low']:.2f}, {r['memory_high']:.2f}]" if r["repeats"] > 1 else "—"
         target = f"≤ {r['target']:.2f}×" if r["target"] else ""
-        lines.append(f"| {r['length']:,} | {r['method']} | {r['repeats']} | {r['ratio']:.2f}× | {interval} | {target} | {r['verdict'] or ''} |")
+        memory_target = f"≤ {MEMORY_TARGET:.2f}×" if r["memory_verdict"] else ""
+        lines.append(f"| {r['length']:,} | {r['method']} | {r['repeats']} | {r['ratio']:.2f}× | {interval} | {target} | {r['verdict'] or ''} "
+                     f"| {r['memory_ratio']:.2f}× | {memory} | {memory_target} | {r['memory_verdict'] or ''} |")
     return "\n".join(lines)
 
 

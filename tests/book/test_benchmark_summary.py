@@ -10,9 +10,11 @@ bench = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(bench)
 
 
-def _runs(ratios, length=512):
-    return [r for k, ratio in enumerate(ratios) for r in ({"method": "sdpa", "length": length, "seconds": 10.0, "repeat": k},
-                                                            {"method": "ours", "length": length, "seconds": 10.0 * ratio, "repeat": k})]
+def _runs(ratios, length=512, memory=None):
+    memory = memory or (1.0,) * len(ratios)
+    return [r for k, (ratio, grown) in enumerate(zip(ratios, memory))
+            for r in ({"method": "sdpa", "length": length, "seconds": 10.0, "peak_total_mb": 1000.0, "repeat": k},
+                      {"method": "ours", "length": length, "seconds": 10.0 * ratio, "peak_total_mb": 1000.0 * grown, "repeat": k})]
 
 
 @pytest.mark.parametrize("ratios,verdict", [((1.05, 1.06, 1.04, 1.05), "meets"), ((1.30, 1.32, 1.29, 1.31), "misses"),
@@ -28,3 +30,9 @@ def test_a_repeat_is_the_unit_so_a_machine_that_slows_between_repeats_moves_no_r
     runs = [{**r, "seconds": r["seconds"] * (1 + r["repeat"])} for r in _runs((1.2, 1.2, 1.2))]  # each repeat twice as slow as the last
     ours = next(r for r in bench.ratio_summary(runs) if r["method"] == "ours")
     assert ours["ratio"] == pytest.approx(1.2) and ours["high"] - ours["low"] == pytest.approx(0.0, abs=1e-9)
+
+
+@pytest.mark.parametrize("memory,verdict", [((1.10, 1.11, 1.09), "meets"), ((1.34, 1.28, 1.20), "undecided"), ((1.40, 1.41, 1.39), "misses")])
+def test_the_memory_target_is_read_from_an_interval_over_the_repeats_too(memory, verdict):
+    ours = next(r for r in bench.ratio_summary(_runs((1.0, 1.0, 1.0), memory=memory)) if r["method"] == "ours")
+    assert ours["memory_verdict"] == verdict and ours["memory_low"] <= ours["memory_ratio"] <= ours["memory_high"]
