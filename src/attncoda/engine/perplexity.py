@@ -37,6 +37,9 @@ DTYPES = ("bfloat16", "float32")
 AMX), or plain ``float32``."""
 LOGITS_BUDGET = 256 * 2**20
 """Bytes of float32 logits one batch may hold (a Gemma vocabulary is 262k tokens)."""
+NLL_CHUNK_BYTES = 8 * 2**20
+"""Bytes of float32 logits the negative log-likelihood takes at once: rows that fit in a core's cache, rather than a
+whole batch upcast at once (``benchmarks/perplexity_speed.py`` measures it). Each token's value is the same bits either way."""
 
 
 def heldout_windows(tokenizer, n: int, length: int, seed: int = 0, corpus: str = "wikipedia") -> np.ndarray:
@@ -52,10 +55,15 @@ def _batch_size(n: int, length: int, vocab: int) -> int:
 
 
 def _token_nll(logits, targets):
-    """Negative log-likelihood of each target under float32 logits: ``logsumexp(z) − z[target]``."""
+    """Negative log-likelihood of each target under float32 logits: ``logsumexp(z) − z[target]``, a few rows at a time
+    (:data:`NLL_CHUNK_BYTES`)."""
     import torch
 
-    return torch.nn.functional.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1), reduction="none")
+    vocab = logits.shape[-1]
+    rows, targets = logits.reshape(-1, vocab), targets.reshape(-1)
+    step = max(1, NLL_CHUNK_BYTES // (4 * vocab))
+    return torch.cat([torch.nn.functional.cross_entropy(rows[i : i + step].float(), targets[i : i + step], reduction="none")
+                      for i in range(0, rows.shape[0], step)])
 
 
 def _causal_nll(model, ids, progress_label=None) -> tuple[np.ndarray, np.ndarray]:
@@ -108,13 +116,14 @@ def precision(dtype: str):
     """The forward passes inside run at ``dtype`` (see :data:`DTYPES`), without gradients.
 
     One block around many evaluations casts each weight to bf16 once: autocast caches the casts of
-    parameters that require grad until the block ends.
+    parameters that require grad until the block ends. It does not under ``torch.inference_mode`` (every
+    forward pass would cast every weight again), so the block is ``torch.no_grad``.
     """
     import torch
 
     if dtype not in DTYPES:
         raise ValueError(f"unknown dtype {dtype!r}; use one of {', '.join(DTYPES)}")
-    with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=dtype == "bfloat16"):
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=dtype == "bfloat16"):
         yield
 
 
