@@ -7,9 +7,10 @@ holds about as many pairs, and takes the Gram matrices from BLAS. Both run here,
 model (4 windows × L positions, every head, L keys), each ``--repeats`` times in alternating order; the ratio of each
 repeat is old / new, and the summary gives the median and range over repeats. ``--sample MODEL`` also times one whole
 window sample (32 windows, cache bypassed) with the package's kernels, which is what the clustering chapter's budget
-counts per sample and model.
+counts per sample and model. ``--grouped`` times the package's JS kernel, which runs eight pairs' sums side by side,
+against the same kernel one pair at a time (clark-2 as it first was, kept here), and checks the two give the same bits.
 
-Usage: python benchmarks/pair_kernels.py [--heads 144] [--length 128] [--repeats 5] [--sample minilm-l6 mpnet-base]
+Usage: python benchmarks/pair_kernels.py [--heads 144] [--length 128] [--repeats 5] [--sample minilm-l6 mpnet-base] [--grouped]
 """
 
 import argparse
@@ -19,8 +20,9 @@ import time
 
 import numpy as np
 from numba import njit, prange
+from scipy.stats import t as student
 
-from attncoda.math.pairdist import pair_distance_sums
+from attncoda.math.pairdist import _js_sums, _mean_xlogx, _xlogx_sum, pair_distance_sums
 
 
 @njit(parallel=True, cache=True)
@@ -38,6 +40,46 @@ def _js_sums_clark1(x, plogp, out):  # the clark-1 kernel, as it was
                 total += 0.5 * (plogp[p, i] + plogp[p, j]) - s
             out[i, j] = total
             out[j, i] = total
+
+
+@njit(parallel=True, cache=True)
+def _js_sums_one_pair_at_a_time(x, plogp, out):  # clark-2's JS kernel before its sums were grouped, as it was
+    positions, heads, parts = x.shape
+    for task in prange((heads + 1) // 2):
+        scaled, reduced, exponent, terms = np.empty(parts), np.empty(parts), np.empty(parts), np.empty(parts)
+        first, last = np.int64(task), np.int64(heads - 1 - task)
+        for which in range(2):
+            i = first if which == 0 else last
+            if which == 1 and last == first:
+                break
+            for j in range(i + 1, heads):
+                total = 0.0
+                for p in range(positions):
+                    total += 0.5 * (plogp[p, i] + plogp[p, j]) - _mean_xlogx(x[p, i], x[p, j], scaled, reduced, exponent, terms)
+                out[i, j] = total
+                out[j, i] = total
+
+
+def grouped(heads: int, length: int, repeats: int) -> None:
+    """The package's JS kernel (eight pairs' sums side by side) against one pair at a time, alternating."""
+    x = rows_like_attention(heads, length)
+    plogp = _xlogx_sum(x)
+    outs = {"one": np.zeros((heads, heads)), "grouped": np.zeros((heads, heads))}
+    kernel = {"one": _js_sums_one_pair_at_a_time, "grouped": _js_sums}
+    for name in outs:
+        kernel[name](x[:2, :9], plogp[:2, :9], np.zeros((9, 9)))  # compile before timing
+    ratios, times = [], []
+    for r in range(repeats):
+        order = ("one", "grouped") if r % 2 == 0 else ("grouped", "one")
+        seconds = {name: timed(lambda name=name: kernel[name](x, plogp, outs[name])) for name in order}
+        ratios.append(seconds["grouped"] / seconds["one"])
+        times.append(seconds)
+    logs = np.log(ratios)
+    half = student.ppf(0.975, len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
+    print(f"  js, one pair at a time {statistics.median(t['one'] for t in times):6.2f} s   eight side by side "
+          f"{statistics.median(t['grouped'] for t in times):6.2f} s   grouped/one {math.exp(logs.mean()):.2f}x "
+          f"[{math.exp(logs.mean() - half):.2f}, {math.exp(logs.mean() + half):.2f}] (geometric mean, 95 % t interval of the log, "
+          f"{repeats} repeats)   same bits: {np.array_equal(outs['one'], outs['grouped'])}")
 
 
 def clark1(rows: np.ndarray, metric: str) -> np.ndarray:
@@ -110,8 +152,12 @@ def main():
     parser.add_argument("--length", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--sample", nargs="*", default=[], help="models whose whole window sample is timed")
+    parser.add_argument("--grouped", action="store_true", help="only the grouped JS kernel against one pair at a time")
     args = parser.parse_args()
     print(f"pair sums of one batch: {args.heads} heads, 4 windows of {args.length} positions, {args.length} keys")
+    if args.grouped:
+        grouped(args.heads, args.length, args.repeats)
+        return
     kernels(args.heads, args.length, args.repeats)
     for model in args.sample:
         sample(model, args.length)

@@ -43,7 +43,7 @@ def _js(p, q):
     return 0.5 * (xlogx(p) + xlogx(q)) - xlogx(m)
 
 
-@pytest.mark.parametrize("heads", [1, 2, 3, 8, 9])
+@pytest.mark.parametrize("heads", [1, 2, 3, 8, 9, 10, 17])
 def test_js_pair_sums_for_odd_and_even_head_counts(heads):
     rng = np.random.default_rng(heads)
     rows = rng.dirichlet(np.full(13, 0.2), (5, heads))
@@ -54,3 +54,23 @@ def test_js_pair_sums_for_odd_and_even_head_counts(heads):
     got = pair_distance_sums(rows, "js")
     np.testing.assert_allclose(got, np.maximum(expected, 0.0), rtol=1e-12, atol=1e-14)
     assert np.array_equal(got, got.T)
+
+
+@pytest.mark.parametrize("heads", [1, 7, 8, 9, 17, 26])
+def test_grouped_js_sums_are_one_pair_at_a_time_bit_for_bit(heads):
+    """The kernel runs eight pairs' sums side by side; each pair's sum keeps its own order, so it equals a pair-by-pair
+    loop over the same per-row terms exactly, whatever remainder the last group of a row leaves."""
+    from attncoda.math.pairdist import _js_sums, _mean_xlogx, _xlogx_sum
+
+    rng = np.random.default_rng(100 + heads)
+    x = np.ascontiguousarray(rng.dirichlet(np.full(11, 0.3), (4, heads)))
+    plogp = _xlogx_sum(x)
+    got = np.zeros((heads, heads))
+    _js_sums(x, plogp, got)
+    scratch = [np.empty(11) for _ in range(4)]
+    for i in range(heads):
+        for j in range(i + 1, heads):
+            total = 0.0
+            for p in range(x.shape[0]):
+                total += 0.5 * (plogp[p, i] + plogp[p, j]) - _mean_xlogx(x[p, i], x[p, j], *scratch)
+            assert got[i, j] == total and got[j, i] == total

@@ -38,11 +38,11 @@ _HALF_EXPONENT, _ONE_EXPONENT = 0x3FE0000000000000, 0x3FF0000000000000
 
 
 @njit(cache=True, inline="always")
-def _mean_xlogx(a, b, scaled, reduced, exponent, terms):  # pragma: no cover - compiled
-    """``Σ m ln m`` with ``m = (a + b)/2`` over a row (0 ln 0 = 0; ``a`` and ``b`` the same row give ``Σ a ln a``
-    exactly, since halving a doubled float is exact), with ``ln`` computed as fdlibm does, in loops the compiler
-    vectorizes: the scratch rows (``scaled``, ``reduced``, ``exponent``, ``terms``, each as long as the row) keep each
-    loop free of branches and of a running sum, so one sum in order ends it (the same order as a scalar loop)."""
+def _mean_xlogx_terms(a, b, scaled, reduced, exponent, terms):  # pragma: no cover - compiled
+    """``terms[k] = m_k ln m_k`` with ``m = (a + b)/2`` over a row (0 ln 0 = 0; ``a`` and ``b`` the same row give
+    ``a ln a`` exactly, since halving a doubled float is exact), with ``ln`` computed as fdlibm does, in loops the
+    compiler vectorizes: the scratch rows (``scaled``, ``reduced``, ``exponent``, each as long as the row) keep each
+    loop free of branches and of a running sum."""
     parts = a.shape[0]
     bits, mantissa = scaled.view(np.int64), reduced.view(np.int64)
     for k in range(parts):
@@ -66,8 +66,14 @@ def _mean_xlogx(a, b, scaled, reduced, exponent, terms):  # pragma: no cover - c
         half_f2 = 0.5 * f * f
         log_v = e * _LN2_HI - ((half_f2 - (s * (half_f2 + r) + e * _LN2_LO)) - f)
         terms[k] = v * log_v if v > 0.0 else 0.0
+
+
+@njit(cache=True, inline="always")
+def _mean_xlogx(a, b, scaled, reduced, exponent, terms):  # pragma: no cover - compiled
+    """``Σ m ln m`` over a row: :func:`_mean_xlogx_terms`, then one sum in order (the same order as a scalar loop)."""
+    _mean_xlogx_terms(a, b, scaled, reduced, exponent, terms)
     total = 0.0
-    for k in range(parts):
+    for k in range(a.shape[0]):
         total += terms[k]
     return total
 
@@ -81,24 +87,43 @@ def _xlogx_sums(x, out):  # pragma: no cover - compiled
             out[p, i] = _mean_xlogx(x[p, i], x[p, i], scaled, reduced, exponent, terms)
 
 
+_GROUP = 8
+"""Pairs whose ``Σ m ln m`` sums run side by side in :func:`_js_sums`."""
+
+
 @njit(parallel=True, cache=True)
 def _js_sums(x, plogp, out):  # pragma: no cover - compiled
     """Every pair's ``Σ_positions JS``. Row ``r`` and row ``heads − 1 − r`` share one parallel task, so every task
-    holds about ``heads`` pairs (rows alone would give the first thread most of the triangle)."""
+    holds about ``heads`` pairs (rows alone would give the first thread most of the triangle).
+
+    Head ``i`` meets heads ``j … j + 7`` together: their terms are formed first, then their eight sums run in one loop,
+    each in key order. A sum in order is a chain of dependent additions; eight independent chains keep the adder busy,
+    and every pair's sum keeps its own order, so the result is the same bits as one pair at a time
+    (``benchmarks/pair_kernels.py`` measures both)."""
     positions, heads, parts = x.shape
     for task in prange((heads + 1) // 2):
-        scaled, reduced, exponent, terms = np.empty(parts), np.empty(parts), np.empty(parts), np.empty(parts)
+        scaled, reduced, exponent = np.empty(parts), np.empty(parts), np.empty(parts)
+        terms = np.zeros((_GROUP, parts))
         first, last = np.int64(task), np.int64(heads - 1 - task)
         for which in range(2):
             i = first if which == 0 else last
             if which == 1 and last == first:
                 break
-            for j in range(i + 1, heads):
-                total = 0.0
+            for j in range(i + 1, heads, _GROUP):
+                n = min(_GROUP, heads - j)
+                totals = np.zeros(_GROUP)
                 for p in range(positions):
-                    total += 0.5 * (plogp[p, i] + plogp[p, j]) - _mean_xlogx(x[p, i], x[p, j], scaled, reduced, exponent, terms)
-                out[i, j] = total
-                out[j, i] = total
+                    for g in range(n):
+                        _mean_xlogx_terms(x[p, i], x[p, j + g], scaled, reduced, exponent, terms[g])
+                    sums = np.zeros(_GROUP)
+                    for k in range(parts):
+                        for g in range(_GROUP):
+                            sums[g] += terms[g, k]
+                    for g in range(n):
+                        totals[g] += 0.5 * (plogp[p, i] + plogp[p, j + g]) - sums[g]
+                for g in range(n):
+                    out[i, j + g] = totals[g]
+                    out[j + g, i] = totals[g]
 
 
 def _xlogx_sum(x: np.ndarray) -> np.ndarray:
