@@ -11,7 +11,8 @@ set but a distribution over the protocol's arbitrary choices, so the plan holds:
 * a float32 check: the unpruned model and each metric's first set (seed 0, draw 0) at the focus sparsity;
 * a window study: the unpruned model, those metric sets and the first :data:`CALIBRATION_RANDOM` random sets at the
   focus sparsity, scored on ``calibration_windows`` windows, whose first ``n_windows`` are the sweep's own windows
-  (:func:`window_study` asks whether the shorter sample ranks the sets as the longer one does).
+  (:func:`window_study` asks whether the shorter sample ranks the sets as the longer one does). Those first windows'
+  scores are the sweep's own (:func:`extend`): only the further windows are scored again.
 
 Every evaluation keeps its per-window negative log-likelihoods (:mod:`attncoda.engine.perplexity`), which the
 readings (:mod:`.pruning_readings`) resample.
@@ -38,8 +39,10 @@ TIE_DRAWS = 8
 """Random tie-break draws per seed and metric."""
 RANDOM_SETS = 40
 """Random prune sets per sparsity."""
-PRUNE_WINDOWS = 8
-"""Held-out windows per evaluation; :func:`window_study` checks them against :data:`CALIBRATION_WINDOWS`."""
+PRUNE_WINDOWS = 7
+"""Held-out windows per evaluation; :func:`window_study` checks them against :data:`CALIBRATION_WINDOWS`. The fewest at
+which no reading of the record built on more windows moved (``benchmarks/prune_windows.py`` recomputes every reading
+from a record's first k windows)."""
 CALIBRATION_WINDOWS = 32
 """Windows of the window study (the sweep's earlier default)."""
 CALIBRATION_RANDOM = 8
@@ -203,6 +206,20 @@ def score(loaded, ids: np.ndarray, sets: list[Scored], steps: Steps | None = Non
     return out
 
 
+def extend(first: Scored, rest: Scored) -> Scored:
+    """One set's score on ``first``'s windows followed by ``rest``'s: the per-window lists joined and the perplexity
+    formed from them as :func:`attncoda.engine.perplexity.perplexity` forms it, ``exp(Σ window_nll / Σ window_tokens)``.
+
+    A window's negative log-likelihood does not depend on which windows share its batch (the sweep's 8-window scores
+    equal the first 8 of a 32-window evaluation, bit for bit, in bf16 and float32; tests/studies/test_pruning_sweep.py
+    checks it), so this is the set's score on all the windows at once, without scoring the first ones twice."""
+    if (first.kind, first.heads, first.dtype) != (rest.kind, rest.heads, rest.dtype):
+        raise ValueError(f"cannot join the scores of two different sets: {first.label()} and {rest.label()}")
+    nll, tokens = np.array(first.window_nll + rest.window_nll), np.array(first.window_tokens + rest.window_tokens)
+    return replace(rest, perplexity=math.exp(float(nll.sum()) / int(tokens.sum())), window_nll=nll.tolist(), window_tokens=tokens.tolist(),
+                   seconds=first.seconds + rest.seconds)
+
+
 def sweep(model: str, seeds=(0, 1, 2), sparsities=SPARSITIES, tie_draws: int = TIE_DRAWS, random_sets: int = RANDOM_SETS, focus: float = PRUNE_SHARE,
           n_windows: int = PRUNE_WINDOWS, calibration_windows: int = CALIBRATION_WINDOWS, length: int = WINDOW_LENGTH,
           signature_n: int = N_WINDOWS, dtype: str = "bfloat16") -> PruningResult:
@@ -230,7 +247,11 @@ def sweep(model: str, seeds=(0, 1, 2), sparsities=SPARSITIES, tie_draws: int = T
     steps = Steps(f"{model}: perplexity evaluations (cached ones are instant)", len(sets) + len(todo.checks) + len(todo.calibration))
     scored = score(loaded, ids, sets, steps)
     checked = score(loaded, ids, todo.checks, steps, len(sets))
-    study = score(loaded, long_ids, [replace(s, dtype=dtype) for s in todo.calibration], steps, len(sets) + len(todo.checks))
+    first_scores = {(s.kind, tuple(s.heads)): s for s in scored}
+    study = [first_scores[s.kind, tuple(s.heads)] for s in todo.calibration]
+    if calibration_windows > n_windows:
+        further = score(loaded, long_ids[n_windows:], [replace(s, dtype=dtype) for s in todo.calibration], steps, len(sets) + len(todo.checks))
+        study = [extend(first, rest) for first, rest in zip(study, further)]
     first = sigs[0]
     stakes = pruning.prune_set_stakes(first.heads(), layers, heads, first.sink(), first.sink(first.alternative_sink))
     return PruningResult(model, json.loads(json.dumps(loaded.info.as_dict())), layers, heads, [int(s) for s in seeds], list(sparsities), float(focus),
