@@ -40,9 +40,8 @@ several windows and heads: whole batches of as many heads as fit the budget, els
 or the layer is causal with at least :data:`CAUSAL_BLOCKS_FROM` queries (then at most ``Q/8``)."""
 CAUSAL_BLOCKS_FROM = 512
 """From this many queries on, a causal layer's scores are formed in blocks of at most ``Q/8`` queries, each over the
-keys its rows can see, skipping the hidden triangle. ``benchmarks/capture_overhead.py --blocks``
-(``benchmarks/results/causal_blocks.md``): on 2 cores the blocks take 0.97× the square's time at 256 queries (a tie),
-0.73× at 512, 0.62× at 1,024 and 0.59× at 2,048."""
+keys its rows can see, skipping the hidden triangle. ``benchmarks/capture_overhead.py --blocks`` times one layer's
+scores both ways; ``benchmarks/results/causal_blocks.md`` gives the ratio at each length."""
 
 _active: dict = {}
 """The one capture in progress: ``on_scores`` and the module → layer map (a module-level slot, since transformers calls

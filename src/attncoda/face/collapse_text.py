@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .report import fixed, fmt
+from .report import bound, fixed, fmt
 
 PYTHIA_TOKENS_PER_STEP = 1024 * 2048
 """Pythia's batch: 1,024 sequences of 2,048 tokens per step (Biderman et al., 2023)."""
@@ -219,7 +219,7 @@ def size_rows(sizes) -> list[dict]:
         row = {"runs": z.group, "seeds": len(z.seeds), "non-trigger sink mass, final (per seed)": ", ".join(f"{v:.2f}" for v in z.final_other_sink),
                "sink heads (per seed)": ", ".join(f"{v:.2f}" for v in z.final_sink_heads)}
         for name, v in z.shares.items():
-            row[f"share, {name}: mean [95 % CI]"] = f"{fmt(v['mean'])} [{fmt(v['low'])}, {fmt(v['high'])}]"
+            row[f"share, {name}: mean [95 % CI]"] = f"{fmt(v['mean'])} [{bound(v['low'])}, {bound(v['high'])}]"
         rows.append(row)
     return rows
 
@@ -232,7 +232,7 @@ def ladder_sentence(sizes, pythia: dict[str, float], target: float) -> str:
     grew = [z for z in ladder if z.grew]
     text = (f"{len(grew)} of the ladder's {len(ladder)} sizes grew a sink in every seed (final non-trigger sink mass above {target})"
             + (f": {', '.join(z.group for z in grew)}. " if grew else ". "))
-    parts = [f"{z.group}: {fmt(z.shares['pooled (shown)']['mean'])} [{fmt(z.shares['pooled (shown)']['low'])}, {fmt(z.shares['pooled (shown)']['high'])}]"
+    parts = [f"{z.group}: {fmt(z.shares['pooled (shown)']['mean'])} [{bound(z.shares['pooled (shown)']['low'])}, {bound(z.shares['pooled (shown)']['high'])}]"
              for z in ladder]
     return (text + "Pooled shares, mean over seeds [95 % t interval]: " + "; ".join(parts) + ". The paper's shares on Pythia's checkpoints, "
             f"for comparison: {', '.join(f'{k} {v:.0%}' for k, v in pythia.items())} (other models, trained on text, the paper's numbers).")
@@ -253,7 +253,7 @@ def answer_sentence(sizes, series, pythia: dict[str, float]) -> str:
 
     def share(z) -> str:
         pooled = z.shares["pooled (shown)"]
-        return f"{fmt(pooled['mean'])} [{fmt(pooled['low'])}, {fmt(pooled['high'])}]"
+        return f"{fmt(pooled['mean'])} [{bound(pooled['low'])}, {bound(pooled['high'])}]"
 
     parts = []
     for z in sizes:

@@ -29,6 +29,20 @@ def fmt(x, digits: int = 2) -> str:
     return "—" if x is None or x != x else fixed(x, digits)
 
 
+def bound(x, digits: int = 2) -> str:
+    """An interval's end for a table cell: :func:`fmt`, except that a nonzero value which would round to zero keeps its
+    sign and two significant digits, so an interval that crosses zero never reads as one that starts at it.
+
+    Examples
+    --------
+    >>> bound(-0.0013), bound(0.0004), bound(0.123), bound(0.0), bound(None)
+    ('-0.0013', '0.0004', '0.12', '0.00', '—')
+    """
+    if x is None or x != x or x == 0 or round(abs(float(x)), digits) != 0:
+        return fmt(x, digits)
+    return f"{float(x):.2g}"
+
+
 def fixed(x, digits: int = 2) -> str:
     """``x`` with ``digits`` decimals, where a value that rounds to zero reads 0, never −0.
 
