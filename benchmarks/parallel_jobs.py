@@ -17,7 +17,8 @@ from pathlib import Path
 from attncoda.base.arrays import load_arrays
 from attncoda.base.paths import cache_dir
 from attncoda.engine.registry import REGISTRY
-from attncoda.face.jobs import Job, run_all, run_job, store
+from attncoda.face.plans import Lookup
+from attncoda.face.precompute import run_all, run_lookup, store
 
 
 def arrays_of(root: Path) -> dict[str, bytes]:
@@ -34,8 +35,8 @@ def main():
     parser.add_argument("--seeds", default="0")
     parser.add_argument("--models", default=",".join(REGISTRY))
     args = parser.parse_args()
-    options = (("batch_size", 8), ("length", 128), ("n", 64))
-    jobs = [Job("signatures", m, int(s), options) for m in args.models.split(",") for s in args.seeds.split(",")]
+    options = {"batch_size": 8, "length": 128, "n": 64}
+    jobs = [Lookup.of("signatures", m, int(s), options) for m in args.models.split(",") for s in args.seeds.split(",")]
     models = cache_dir() / "models"
     with tempfile.TemporaryDirectory() as tmp:
         times = {}
@@ -47,7 +48,7 @@ def main():
             t0 = time.perf_counter()
             if label == "serial":
                 for job in jobs:
-                    store(run_job(job))
+                    store(run_lookup(job))
             else:
                 run_all(jobs, workers=args.jobs)
             times[label] = time.perf_counter() - t0
