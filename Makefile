@@ -55,6 +55,10 @@ bench: venv models
 	$(BIN)/python benchmarks/capture_overhead.py
 	$(BIN)/python benchmarks/head_distances.py
 	$(BIN)/python benchmarks/perplexity.py
+	$(BIN)/python benchmarks/perplexity_path.py
+	$(BIN)/python benchmarks/prune_windows.py
+	$(BIN)/python benchmarks/pair_kernels.py
+	$(BIN)/python benchmarks/pair_kernels.py --grouped
 	$(BIN)/python benchmarks/audit.py
 	$(BIN)/python benchmarks/parallel_jobs.py
 	$(BIN)/python benchmarks/training_precision.py
