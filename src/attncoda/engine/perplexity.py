@@ -39,7 +39,7 @@ LOGITS_BUDGET = 256 * 2**20
 """Bytes of float32 logits one batch may hold (a Gemma vocabulary is 262k tokens)."""
 NLL_CHUNK_BYTES = 8 * 2**20
 """Bytes of float32 logits the negative log-likelihood takes at once: rows that fit in a core's cache, rather than a
-whole batch upcast at once (``benchmarks/perplexity_speed.py`` measures it). Each token's value is the same bits either way."""
+whole batch upcast at once (``benchmarks/perplexity_path.py`` measures it). Each token's value is the same bits either way."""
 
 
 def heldout_windows(tokenizer, n: int, length: int, seed: int = 0, corpus: str = "wikipedia") -> np.ndarray:

@@ -210,9 +210,10 @@ def extend(first: Scored, rest: Scored) -> Scored:
     """One set's score on ``first``'s windows followed by ``rest``'s: the per-window lists joined and the perplexity
     formed from them as :func:`attncoda.engine.perplexity.perplexity` forms it, ``exp(Σ window_nll / Σ window_tokens)``.
 
-    A window's negative log-likelihood does not depend on which windows share its batch (the sweep's 8-window scores
-    equal the first 8 of a 32-window evaluation, bit for bit, in bf16 and float32; tests/studies/test_pruning_sweep.py
-    checks it), so this is the set's score on all the windows at once, without scoring the first ones twice."""
+    A window's negative log-likelihood does not depend on which windows share its batch (an 8-window record's scores
+    equal the first 8 of its 32-window study, bit for bit, on the three causal defaults; tests/studies/test_pruning_sweep.py
+    checks it on tiny models, in bf16 and float32), so this is the set's score on all the windows at once, without
+    scoring the first ones twice."""
     if (first.kind, first.heads, first.dtype) != (rest.kind, rest.heads, rest.dtype):
         raise ValueError(f"cannot join the scores of two different sets: {first.label()} and {rest.label()}")
     nll, tokens = np.array(first.window_nll + rest.window_nll), np.array(first.window_tokens + rest.window_tokens)
