@@ -48,6 +48,9 @@ import threading
 import time
 from pathlib import Path
 
+from ratios import log_interval  # benchmarks/ratios.py, beside this script
+
+
 MODEL = "smollm2-135m"
 ROOT = Path(__file__).resolve().parents[1]
 INTEROP = ROOT / ".venv-interop" / "bin" / "python"
@@ -222,21 +225,6 @@ def table(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def _log_interval(ratios: list[float]) -> tuple[float, float, float]:
-    """Geometric mean of ``ratios`` and the 95 % t interval of their log (NaN bounds with one ratio)."""
-    import math
-
-    from scipy.stats import t as student
-
-    logs = [math.log(r) for r in ratios]
-    mean = sum(logs) / len(logs)
-    if len(logs) < 2:
-        return math.exp(mean), float("nan"), float("nan")
-    sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
-    half = student.ppf(0.975, len(logs) - 1) * sd / math.sqrt(len(logs))
-    return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
-
-
 def _verdict(target, repeats: int, low: float, high: float):
     """``meets`` when the whole interval lies at or below ``target``, ``misses`` when above it, ``undecided`` otherwise."""
     if target is None:
@@ -261,8 +249,8 @@ def ratio_summary(results: list[dict]) -> list[dict]:
                     memory.append(cell[method]["peak_total_mb"] / cell["sdpa"]["peak_total_mb"])
             if not times:
                 continue
-            ratio, low, high = _log_interval(times)
-            memory_ratio, memory_low, memory_high = _log_interval(memory)
+            ratio, low, high = log_interval(times)
+            memory_ratio, memory_low, memory_high = log_interval(memory)
             target = TARGETS.get(length) if method == "ours" else None
             out.append({"length": length, "method": method, "repeats": len(times), "ratio": ratio, "low": low, "high": high,
                         "target": target, "verdict": _verdict(target, len(times), low, high),

@@ -20,9 +20,10 @@ import time
 
 import numpy as np
 from numba import njit, prange
-from scipy.stats import t as student
 
 from attncoda.math.pairdist import _js_sums, _mean_xlogx, _xlogx_sum, pair_distance_sums
+
+from ratios import log_interval  # benchmarks/ratios.py, beside this script
 
 
 @njit(parallel=True, cache=True)
@@ -74,11 +75,10 @@ def grouped(heads: int, length: int, repeats: int) -> None:
         seconds = {name: timed(lambda name=name: kernel[name](x, plogp, outs[name])) for name in order}
         ratios.append(seconds["grouped"] / seconds["one"])
         times.append(seconds)
-    logs = np.log(ratios)
-    half = student.ppf(0.975, len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
+    ratio, low, high = log_interval(ratios)
     print(f"  js, one pair at a time {statistics.median(t['one'] for t in times):6.2f} s   eight side by side "
-          f"{statistics.median(t['grouped'] for t in times):6.2f} s   grouped/one {math.exp(logs.mean()):.2f}x "
-          f"[{math.exp(logs.mean() - half):.2f}, {math.exp(logs.mean() + half):.2f}] (geometric mean, 95 % t interval of the log, "
+          f"{statistics.median(t['grouped'] for t in times):6.2f} s   grouped/one {ratio:.2f}x "
+          f"[{low:.2f}, {high:.2f}] (geometric mean, 95 % t interval of the log, "
           f"{repeats} repeats)   same bits: {np.array_equal(outs['one'], outs['grouped'])}")
 
 

@@ -11,20 +11,21 @@ the sweep's evaluations are (the before path's inference mode inside it still ca
 evaluation of each, the geometric mean of the per-repeat ratios now / before with a 95 % t interval of their log, and
 whether every window's negative log-likelihood came out the same bits.
 
-Usage: python benchmarks/perplexity_path.py [--windows 8] [--length 128] [--repeats 5] [--models smollm2-135m ...]
+Usage: python benchmarks/perplexity_path.py [--windows 7] [--length 128] [--repeats 5] [--models smollm2-135m ...]
 """
 
 import argparse
-import math
 from contextlib import contextmanager
 
 import numpy as np
-from scipy.stats import t as student
 
 from attncoda.engine import perplexity as ppl
 from attncoda.engine.models import load_model
 from attncoda.engine.registry import REGISTRY
 from attncoda.studies.pruning import random_selection, target_count
+from attncoda.studies.pruning_sweep import PRUNE_WINDOWS
+
+from ratios import log_interval  # benchmarks/ratios.py, beside this script
 
 
 @contextmanager
@@ -52,16 +53,9 @@ def before_path():
         ppl.precision, ppl._token_nll = saved
 
 
-def log_interval(ratios):
-    """Geometric mean of ``ratios`` and the 95 % t interval of their log."""
-    logs = np.log(ratios)
-    half = student.ppf(0.975, len(logs) - 1) * logs.std(ddof=1) / math.sqrt(len(logs))
-    return math.exp(logs.mean()), math.exp(logs.mean() - half), math.exp(logs.mean() + half)
-
-
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--windows", type=int, default=8)
+    parser.add_argument("--windows", type=int, default=PRUNE_WINDOWS)
     parser.add_argument("--length", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--models", nargs="*", default=[n for n, m in REGISTRY.items() if m.causal])

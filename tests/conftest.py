@@ -7,6 +7,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 sys.path.insert(0, str(Path(__file__).parent / "support"))  # the helpers every layer's tests share: tiny models, strategies, fixtures
+sys.path.append(str(Path(__file__).parents[1] / "benchmarks"))  # as for a benchmark run as a script: its sibling helpers (ratios.py) import
 
 settings.register_profile("default", deadline=None, max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("ci", deadline=None, max_examples=300, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
