@@ -36,7 +36,9 @@ methods M in the first repeat only (the outside tools, whose ratios no target re
 Usage: python benchmarks/capture_overhead.py [--lengths 128 512 1024 2048] [--methods ...] [--repeats N] [--once M ...] [--out FILE.json]
        python benchmarks/capture_overhead.py --blocks [--out benchmarks/results/causal_blocks.md]  (one layer's causal
        scores as one matmul against blocks of queries: where ``score_capture.CAUSAL_BLOCKS_FROM`` comes from)
-(--out also writes the Markdown table beside the JSON, as FILE.md; benchmarks/results/ keeps the committed run)
+       python benchmarks/capture_overhead.py --table FILE.json  (rewrite FILE.md from a run's JSON)
+(--out also writes the Markdown table beside the JSON, as FILE.md, and keeps every finished child in FILE.partial.json
+while the run lasts; benchmarks/results/ keeps the committed run)
 """
 
 import argparse
@@ -232,29 +234,38 @@ def _verdict(target, repeats: int, low: float, high: float):
     return "undecided" if repeats < 2 else "meets" if high <= target else "misses" if low > target else "undecided"
 
 
+def _warm_mb(run: dict) -> float:
+    """The RSS after the warm-up, before the measured run: the peak total less the peak extra (the model, the libraries
+    the method imports, and what the allocator kept from the warm-up)."""
+    return run["peak_total_mb"] - run["peak_extra_mb"]
+
+
 def ratio_summary(results: list[dict]) -> list[dict]:
     """Each method's time and peak-total-memory ratios to sdpa over the repeats: every repeat runs every method once, so a
     repeat is the unit (the machine's drift between repeats cancels in its own ratio). Geometric mean and a 95 % t
-    interval of the log ratio over the repeats; ``verdict`` holds a length's time target (:data:`TARGETS`) against the
+    interval of the log ratio over the repeats (``warm_ratio``: the geometric mean of the RSS after the warm-up, the
+    part of the peak that was there before the measured run began); ``verdict`` holds a length's time target (:data:`TARGETS`) against the
     time interval and ``memory_verdict`` :data:`MEMORY_TARGET` against the memory interval: ``meets`` when the whole
     interval lies at or below the target, ``misses`` when it lies above, ``undecided`` otherwise (and with one repeat)."""
     out = []
     for length in sorted({r["length"] for r in results}):
         for method in dict.fromkeys(r["method"] for r in results if r["length"] == length):
-            times, memory = [], []
+            times, memory, warm = [], [], []
             for rep in sorted({r.get("repeat", 0) for r in results}):
                 cell = {r["method"]: r for r in results if r["length"] == length and r.get("repeat", 0) == rep and "error" not in r}
                 if method in cell and "sdpa" in cell:
                     times.append(cell[method]["seconds"] / cell["sdpa"]["seconds"])
                     memory.append(cell[method]["peak_total_mb"] / cell["sdpa"]["peak_total_mb"])
+                    warm.append(_warm_mb(cell[method]) / _warm_mb(cell["sdpa"]) if "peak_extra_mb" in cell[method] else float("nan"))
             if not times:
                 continue
             ratio, low, high = log_interval(times)
             memory_ratio, memory_low, memory_high = log_interval(memory)
+            warm_ratio = log_interval(warm)[0]
             target = TARGETS.get(length) if method == "ours" else None
             out.append({"length": length, "method": method, "repeats": len(times), "ratio": ratio, "low": low, "high": high,
                         "target": target, "verdict": _verdict(target, len(times), low, high),
-                        "memory_ratio": memory_ratio, "memory_low": memory_low, "memory_high": memory_high,
+                        "memory_ratio": memory_ratio, "memory_low": memory_low, "memory_high": memory_high, "warm_ratio": warm_ratio,
                         "memory_verdict": _verdict(MEMORY_TARGET if method == "ours" else None, len(memory), memory_low, memory_high)})
     return out
 
@@ -262,14 +273,15 @@ def ratio_summary(results: list[dict]) -> list[dict]:
 def summary_table(rows: list[dict]) -> str:
     """The Markdown table of :func:`ratio_summary`."""
     lines = ["| L | method | repeats | time / sdpa (geometric mean) | 95 % interval | target | verdict "
-             "| peak total / sdpa (geometric mean) | 95 % interval | target | verdict |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| peak total / sdpa (geometric mean) | 95 % interval | target | verdict | of which after warm-up / sdpa |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         interval = f"[{r['low']:.2f}, {r['high']:.2f}]" if r["repeats"] > 1 else "—"
         memory = f"[{r['memory_low']:.2f}, {r['memory_high']:.2f}]" if r["repeats"] > 1 else "—"
         target = f"≤ {r['target']:.2f}×" if r["target"] else ""
         memory_target = f"≤ {MEMORY_TARGET:.2f}×" if r["memory_verdict"] else ""
         lines.append(f"| {r['length']:,} | {r['method']} | {r['repeats']} | {r['ratio']:.2f}× | {interval} | {target} | {r['verdict'] or ''} "
-                     f"| {r['memory_ratio']:.2f}× | {memory} | {memory_target} | {r['memory_verdict'] or ''} |")
+                     f"| {r['memory_ratio']:.2f}× | {memory} | {memory_target} | {r['memory_verdict'] or ''} | {r['warm_ratio']:.2f}× |")
     return "\n".join(lines)
 
 
@@ -326,11 +338,20 @@ def main():
                         "tools, whose ratios no target reads); the others run in every repeat")
     parser.add_argument("--blocks", action="store_true", help="only time one layer's causal scores as one square matmul against "
                         "blocks of Q/8 queries (the threshold CAUSAL_BLOCKS_FROM rests on it); with --out, write the table there")
+    parser.add_argument("--table", metavar="FILE.json", help="only rewrite FILE.md's tables from FILE.json (a finished run, or the "
+                        "FILE.partial.json an interrupted one left), keeping its first line: the machine it ran on")
     parser.add_argument("--child")
     parser.add_argument("--length", type=int)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(measure(args.child, args.length, args.tokens)))
+        return
+    if args.table:
+        source = Path(args.table)
+        target = Path(str(source).removesuffix(".partial.json").removesuffix(".json") + ".md")
+        machine = target.read_text().splitlines()[0] if target.exists() else "(machine not recorded)"
+        _write(target, machine, json.loads(source.read_text()))
+        print(target.read_text())
         return
     if args.blocks:
         text = f"{_machine(0).split(';')[1].strip()}\n\n{block_timing([n for n in args.lengths if n > 128])}\n"
@@ -344,6 +365,7 @@ def main():
     import random
 
     results = []
+    partial = Path(args.out).with_suffix(".partial.json") if args.out else None
     for repeat in range(args.repeats):
         for length in args.lengths:
             order = [m for m in args.methods if repeat == 0 or m not in args.once]
@@ -354,16 +376,23 @@ def main():
                 results.append(r)
                 print(f"repeat {repeat} L = {length:>5} {method:<18} " + (f"{r['seconds']:8.1f} s  peak +{r['peak_extra_mb']:8.0f} MB" if "error" not in r
                                                                           else f"failed: {r['error']}"), flush=True)
-    first = [r for r in results if r["repeat"] == 0]
-    print(table(first))
-    summary = summary_table(ratio_summary(results))
-    print(summary)
+                if partial:  # an interrupted run keeps what it measured, beside (never over) the committed run
+                    partial.parent.mkdir(parents=True, exist_ok=True)
+                    partial.write_text(json.dumps(results, indent=1) + "\n")
+    print(table([r for r in results if r["repeat"] == 0]))
+    print(summary_table(ratio_summary(results)))
     if args.out:
         out = Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(results, indent=1) + "\n")
-        out.with_suffix(".md").write_text(f"{_machine(args.tokens)}\n\nFirst repeat:\n\n{table(first)}\n\n"
-                                          f"Over {args.repeats} repeat{'s' if args.repeats > 1 else ''}:\n\n{summary}\n")
+        _write(out.with_suffix(".md"), _machine(args.tokens), results)
+        partial.unlink()
+
+
+def _write(path: Path, machine: str, results: list[dict]) -> None:
+    """The Markdown record of a run: the machine line, the first repeat's table, and the summary over the repeats."""
+    repeats = len({r.get("repeat", 0) for r in results})
+    path.write_text(f"{machine}\n\nFirst repeat:\n\n{table([r for r in results if r.get('repeat', 0) == 0])}\n\n"
+                    f"Over {repeats} repeat{'s' if repeats > 1 else ''}:\n\n{summary_table(ratio_summary(results))}\n")
 
 
 if __name__ == "__main__":

@@ -45,3 +45,11 @@ def test_every_benchmark_still_imports_what_it_measures(script):
     path = Path(__file__).resolve().parents[2] / "benchmarks" / script
     spec = importlib.util.spec_from_file_location(f"benchmark_{path.stem}", path)
     spec.loader.exec_module(importlib.util.module_from_spec(spec))
+
+
+def test_the_summary_says_how_much_of_the_peak_was_there_before_the_measured_run():
+    """``warm_ratio``: the RSS after the warm-up (peak total less peak extra), ours over sdpa, as a geometric mean."""
+    extra = {"sdpa": 100.0, "ours": 1300.0 - 1.2 * 900.0}  # sdpa warm at 1,000 − 100 MB; ours at 1,300 − 220 = 1.2 × 900 MB
+    runs = [{**r, "peak_extra_mb": extra[r["method"]]} for r in _runs((1.0, 1.0), memory=(1.3, 1.3))]
+    ours = next(r for r in bench.ratio_summary(runs) if r["method"] == "ours")
+    assert ours["warm_ratio"] == pytest.approx(1.2) and ours["memory_ratio"] == pytest.approx(1.3)
