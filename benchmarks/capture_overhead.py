@@ -42,6 +42,7 @@ while the run lasts; benchmarks/results/ keeps the committed run)
 """
 
 import argparse
+import functools
 import json
 import os
 import subprocess
@@ -89,6 +90,7 @@ def _windows(length: int, tokens: int = TOKENS):
     return torch.as_tensor(ids)
 
 
+@functools.cache
 def _folder() -> str:
     """The model's cached weights folder (the parent resolves it; `.venv-interop` does not hold the model packages)."""
     if os.environ.get("BENCH_FOLDER"):
