@@ -53,6 +53,7 @@ test: venv test-models browser interop
 bench: venv models
 	$(BIN)/python benchmarks/calibration_grid.py
 	$(BIN)/python benchmarks/capture_overhead.py
+	$(BIN)/python benchmarks/capture_memory.py
 	$(BIN)/python benchmarks/head_distances.py
 	$(BIN)/python benchmarks/perplexity.py
 	$(BIN)/python benchmarks/perplexity_path.py

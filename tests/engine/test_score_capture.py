@@ -25,10 +25,15 @@ def tiny(tmp_path_factory):
     return {f: save_tiny(f, root / f) for f in (*SCORE_FAMILIES, "mpnet")}
 
 
-def both_kernels(z: np.ndarray, sink, causal: bool):
+DEVICES = ("cpu", *(["cuda"] if torch.cuda.is_available() else []))
+"""Where the torch reductions are held against the CPU kernel: the CPU, and a GPU where this machine has one."""
+
+
+def both_kernels(z: np.ndarray, sink, causal: bool, device: str = "cpu"):
     kernel, lse = row_statistics_from_scores(z, sink, causal)
-    device, device_lse = row_statistics_torch(torch.as_tensor(z), sink, causal, rows_per_chunk=5)
-    return kernel, lse, {k: v.numpy() for k, v in device.items()}, device_lse.numpy()
+    stats, stats_lse = row_statistics_torch(torch.as_tensor(z, device=device), sink, causal, rows_per_chunk=5)
+    assert stats_lse.device.type == device, "the reductions run where the scores are"
+    return kernel, lse, {k: v.cpu().numpy() for k, v in stats.items()}, stats_lse.cpu().numpy()
 
 
 def assert_agree(kernel, lse, device, device_lse, rtol=1e-10):
@@ -40,9 +45,10 @@ def assert_agree(kernel, lse, device, device_lse, rtol=1e-10):
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**31), offset=st.sampled_from([0.0, 50.0, -50.0]), scale=st.sampled_from([0.1, 1.0, 30.0]),
        causal=st.booleans(), window=st.sampled_from([None, 1, 3, 6]), hidden=st.floats(0.0, 0.5))
-def test_device_statistics_agree_with_the_compiled_kernel(seed, offset, scale, causal, window, hidden):
-    """Random scores with offsets and scales, masked keys (−inf) and sliding windows: the torch reductions and the
-    compiled kernel give the same statistics and log-sum-exps to 1e-10."""
+@pytest.mark.parametrize("device", DEVICES)
+def test_device_statistics_agree_with_the_compiled_kernel(device, seed, offset, scale, causal, window, hidden):
+    """Random scores with offsets and scales, masked keys (−inf) and sliding windows: the torch reductions (on each
+    device of :data:`DEVICES`) and the compiled kernel give the same statistics and log-sum-exps to 1e-10."""
     rng = np.random.default_rng(seed)
     q = k = 11
     z = (offset + scale * rng.standard_normal((2, 3, q, k))).astype(np.float32)
@@ -52,7 +58,7 @@ def test_device_statistics_agree_with_the_compiled_kernel(seed, offset, scale, c
         masked |= j <= t - window  # a sliding window hides the keys more than `window` behind
     masked &= j != t  # the query's own key stays visible, so no row is empty
     z[masked] = -np.inf
-    assert_agree(*both_kernels(z, (0, 4), causal))
+    assert_agree(*both_kernels(z, (0, 4), causal, device))
 
 
 def test_a_hidden_key_is_outside_the_support():

@@ -82,7 +82,7 @@ class LogSoftmax:
         self.shape = tuple(scores.shape)
 
     def __array__(self, dtype=None, copy=None):
-        logs = torch.log_softmax(self.scores.to(torch.float64), dim=-1).numpy()
+        logs = torch.log_softmax(self.scores.to(torch.float64), dim=-1).cpu().numpy()  # the scores may be on a GPU
         return logs if dtype is None else logs.astype(dtype)
 
 
@@ -157,4 +157,5 @@ def capture_batches(loaded, ids, batch_size: int, on_weights: Callable, on_batch
             batch = batches[start : start + batch_size]
             if on_batch is not None:
                 on_batch(batch.numpy())
+            batch = batch.to(loaded.input_device)
             loaded.backbone(input_ids=batch, attention_mask=torch.ones_like(batch))

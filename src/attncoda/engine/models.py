@@ -66,6 +66,13 @@ class LoadedModel:
         """The model without its task head (no vocabulary-sized logits)."""
         return getattr(self.model, "base_model", self.model)
 
+    @property
+    def input_device(self):
+        """The device the backbone takes its inputs on: its first parameter's, the input embedding's. A device map of one
+        device moves the model whole, with no hook to carry inputs made on the CPU over, so every forward pass hands its
+        ids there (a map over several devices starts at the embedding, and its hooks move the rest)."""
+        return next(self.backbone.parameters()).device
+
 
 def hub_reachable(timeout: float = 3.0) -> bool:
     endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co")

@@ -146,6 +146,9 @@ def perplexity(loaded, ids: np.ndarray, heads=(), progress: str | None = None, u
     if not loaded.has_lm_head:
         raise ModelError(f"{loaded.info.name} was loaded without a language-modelling head (its packaged weights have none), so it has no "
                          "perplexity; pass a model saved with its training head (e.g. a *ForMaskedLM or *ForCausalLM folder)")
+    if loaded.input_device.type != "cpu":
+        raise ModelError(f"{loaded.info.name} is loaded on {loaded.input_device}, and perplexity runs on the CPU only (its bfloat16 forward pass "
+                         "is the CPU's autocast, as the record's was); load it without --device-map for the pruning chapter")
     masked = not loaded.info.causal
     if masked and getattr(loaded.processor, "mask_token_id", None) is None:
         raise ModelError(f"{loaded.info.name} has no mask token, so no pseudo-perplexity can be computed")
