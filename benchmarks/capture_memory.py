@@ -24,7 +24,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import capture_overhead as bench  # benchmarks/, beside this script
@@ -51,23 +50,8 @@ def stages(method: str, length: int) -> dict:
     ids = bench._windows(length)
     model, run = bench._runner(method, length)
     rss["model"] = proc.memory_info().rss
-    batch = bench.BATCH.get(length, 2)
-    with torch.inference_mode():
-        run(ids[:2], 2) if method == "ours" else run(ids[:2])
-    rss["warm-up"] = proc.memory_info().rss
-    proc, peak, stop, thread = bench._peak_sampler()
-    thread.start()
-    start = time.perf_counter()
-    with torch.inference_mode():
-        if method == "ours":
-            run(ids, batch)
-        else:
-            for s in range(0, len(ids), batch):
-                run(ids[s : s + batch])
-    seconds = time.perf_counter() - start
-    stop.set()
-    thread.join()
-    rss["peak"] = peak[0]
+    bench.warm_up(method, run, ids)
+    seconds, rss["warm-up"], rss["peak"] = bench.timed_run(method, run, ids, bench.BATCH.get(length, 2))
     return {"method": method, "length": length, "seconds": seconds, **{k: v / 2**20 for k, v in rss.items()}}
 
 
@@ -77,22 +61,29 @@ def child(method: str, length: int, setting: str) -> dict:
     return {**json.loads(out.stdout.strip().splitlines()[-1]), "setting": setting}
 
 
-def summary(results: list[dict]) -> str:
-    """Per length and allocator setting: each method's mean RSS after each stage (MB; the last row is the measured
-    run's seconds), and ours / sdpa with its 95 % interval over the repeats."""
-    lines = ["| L | allocator | stage | sdpa | ours | ours / sdpa | 95 % interval |", "|---|---|---|---|---|---|---|"]
+def stage_ratios(results: list[dict]) -> list[dict]:
+    """Per length, allocator setting and stage (the last, ``seconds``, is the measured run's time): each method's mean
+    (MB or s) and ours / sdpa as a geometric mean over the repeats, with its 95 % t interval (a repeat is the unit)."""
+    rows = []
     for length in sorted({r["length"] for r in results}):
         for setting in SETTINGS:
             pairs = [(a, b) for a in results for b in results if a["method"] == "sdpa" and b["method"] == "ours"
                      and a["length"] == b["length"] == length and a["setting"] == b["setting"] == setting and a["repeat"] == b["repeat"]]
-            if not pairs:
-                continue
-            for stage in (*STAGES, "seconds"):
+            for stage in (*STAGES, "seconds") if pairs else ():
                 ratio, low, high = log_interval([b[stage] / a[stage] for a, b in pairs])
                 sdpa, ours = (sum(p[i][stage] for p in pairs) / len(pairs) for i in (0, 1))
-                name = "time (s)" if stage == "seconds" else stage
-                interval = f"[{low:.2f}, {high:.2f}]" if len(pairs) > 1 else "—"
-                lines.append(f"| {length:,} | {setting} | {name} | {sdpa:,.1f} | {ours:,.1f} | {ratio:.2f}× | {interval} |")
+                rows.append({"length": length, "setting": setting, "stage": stage, "sdpa": sdpa, "ours": ours, "ratio": ratio,
+                             "low": low, "high": high, "repeats": len(pairs)})
+    return rows
+
+
+def summary(results: list[dict]) -> str:
+    """The Markdown table of :func:`stage_ratios`."""
+    lines = ["| L | allocator | stage | sdpa | ours | ours / sdpa | 95 % interval |", "|---|---|---|---|---|---|---|"]
+    for r in stage_ratios(results):
+        name = "time (s)" if r["stage"] == "seconds" else r["stage"]
+        interval = f"[{r['low']:.2f}, {r['high']:.2f}]" if r["repeats"] > 1 else "—"
+        lines.append(f"| {r['length']:,} | {r['setting']} | {name} | {r['sdpa']:,.1f} | {r['ours']:,.1f} | {r['ratio']:.2f}× | {interval} |")
     return "\n".join(lines)
 
 

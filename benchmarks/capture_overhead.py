@@ -157,19 +157,19 @@ def _runner(method: str, length: int):
     return model, hooked
 
 
-def measure(method: str, length: int, tokens: int = TOKENS) -> dict:
-    """Run one method in this process: wall time over all windows, the peak RSS during the run above the RSS after
-    the warm-up (what the method adds to a loaded, warmed-up model), and the peak RSS itself."""
+def warm_up(method: str, run, ids) -> None:
+    """Warm up alike for every method, on two full windows: touch every weight page, compile the kernels, and let the
+    allocator reach its working size before the baseline memory is read."""
     import torch
 
-    ids = _windows(length, tokens)
-    batch_size = BATCH.get(length, 2)
-    model, run = _runner(method, length)
-    with torch.inference_mode():  # warm up alike for every method, on two full windows: touch every weight page, compile
-        if method in ("ours", "ours-eager"):  # the kernels, and let the allocator reach its working size before the
-            run(ids[:2], 2)                    # baseline memory is read
-        else:
-            run(ids[:2])
+    with torch.inference_mode():
+        run(ids[:2], 2) if method in ("ours", "ours-eager") else run(ids[:2])
+
+
+def timed_run(method: str, run, ids, batch_size: int) -> tuple[float, int, int]:
+    """``(seconds, rss_before, peak_rss)`` of one run over every window, the RSS sampled every 2 ms (bytes)."""
+    import torch
+
     proc, peak, stop, thread = _peak_sampler()
     base = proc.memory_info().rss
     thread.start()
@@ -184,8 +184,21 @@ def measure(method: str, length: int, tokens: int = TOKENS) -> dict:
     elapsed = time.perf_counter() - start
     stop.set()
     thread.join()
+    return elapsed, base, peak[0]
+
+
+def measure(method: str, length: int, tokens: int = TOKENS) -> dict:
+    """Run one method in this process: wall time over all windows, the peak RSS during the run above the RSS after
+    the warm-up (what the method adds to a loaded, warmed-up model), and the peak RSS itself."""
+    import torch
+
+    ids = _windows(length, tokens)
+    batch_size = BATCH.get(length, 2)
+    model, run = _runner(method, length)
+    warm_up(method, run, ids)
+    elapsed, base, peak = timed_run(method, run, ids, batch_size)
     return {"method": method, "length": length, "windows": len(ids), "batch": batch_size, "seconds": elapsed,
-            "peak_extra_mb": (peak[0] - base) / 2**20, "peak_total_mb": peak[0] / 2**20, "threads": torch.get_num_threads()}
+            "peak_extra_mb": (peak - base) / 2**20, "peak_total_mb": peak / 2**20, "threads": torch.get_num_threads()}
 
 
 def run_child(method: str, length: int, tokens: int = TOKENS) -> dict:
