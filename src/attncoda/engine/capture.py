@@ -157,5 +157,4 @@ def capture_batches(loaded, ids, batch_size: int, on_weights: Callable, on_batch
             batch = batches[start : start + batch_size]
             if on_batch is not None:
                 on_batch(batch.numpy())
-            batch = batch.to(loaded.input_device)
-            loaded.backbone(input_ids=batch, attention_mask=torch.ones_like(batch))
+            loaded.forward(batch)

@@ -169,8 +169,7 @@ def compute(loaded, n: int, length: int, seed: int, corpus: str = "wikipedia", s
     steps = Steps(f"{info.name}: head distances, batches of {batch_size} windows", len(range(0, n, batch_size)))
     with torch.inference_mode(), capture_attention(loaded.backbone, acc.update):
         for done, start in enumerate(batches, 1):
-            batch = ids[start : start + batch_size].to(loaded.input_device)
-            loaded.backbone(input_ids=batch, attention_mask=torch.ones_like(batch))
+            loaded.forward(ids[start : start + batch_size])
             acc.flush()
             steps.step(done)
     meta = HeadDistanceMeta(info.name, info.weights_sha256, corpus, split, int(n), int(length), int(seed), int(batch_size), PROTOCOL,

@@ -73,6 +73,16 @@ class LoadedModel:
         ids there (a map over several devices starts at the embedding, and its hooks move the rest)."""
         return next(self.backbone.parameters()).device
 
+    def forward(self, batch):
+        """One forward pass of the backbone over ``batch``, handed to :attr:`input_device` first: pixel values for a
+        vision model, otherwise token ids (windows × tokens) with every token attended. Every capture runs through it."""
+        import torch
+
+        batch = batch.to(self.input_device)
+        if self.info.vision:
+            return self.backbone(pixel_values=batch)
+        return self.backbone(input_ids=batch, attention_mask=torch.ones_like(batch))
+
 
 def hub_reachable(timeout: float = 3.0) -> bool:
     endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co")

@@ -470,11 +470,7 @@ def compute_spec(loaded, spec: SignatureSpec, seed: int = 0, progress: bool = Fa
     capture = capture_scores(backbone, acc.update_scores) if score_path else capture_attention(backbone, acc.update)
     with torch.inference_mode(), capture:
         for done, start in enumerate(chunks, 1):
-            batch = batches_in[start : start + batch_size].to(loaded.input_device)
-            if info.vision:
-                backbone(pixel_values=batch)
-            else:
-                backbone(input_ids=batch, attention_mask=torch.ones_like(batch))
+            loaded.forward(batches_in[start : start + batch_size])
             steps.step(done)
     meta = SignatureMeta(
         **spec.key(info.name, info.weights_sha256, default, seed, n=batches_in.shape[0], length=length, corpus=corpus_name),
@@ -491,7 +487,7 @@ def _vision_length(loaded, one) -> int:
     import torch
 
     with torch.inference_mode():
-        return int(loaded.backbone(pixel_values=one.to(loaded.input_device)).last_hidden_state.shape[1])
+        return int(loaded.forward(one).last_hidden_state.shape[1])
 
 
 def signature_sets(model: str, seeds=(0,), n: int = N_WINDOWS, length: int = WINDOW_LENGTH, corpus: str = "wikipedia", split: str = "sample",
