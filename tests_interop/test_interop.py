@@ -76,7 +76,7 @@ def test_transformer_lens_cache_gives_the_signatures_of_its_patterns_and_of_our_
     folder = folders["gpt2"]
     ids = windows(folder)
     bridge = TransformerBridge.boot_transformers(str(folder), device="cpu")
-    _, cache = bridge.run_with_cache(ids)  # as the README shows it
+    _, cache = bridge.run_with_cache(ids)  # the route the README names (attention you already have)
     from_cache = signatures_from_patterns(cache)
     patterns = np.stack([cache[f"blocks.{i}.attn.hook_pattern"].detach().numpy() for i in range(bridge.cfg.n_layers)], axis=1)
     from_arrays = signatures_from_patterns(patterns)
@@ -95,7 +95,7 @@ def test_nnsight_trace_gives_the_signatures_of_our_capture(folders):
     ids = windows(folder)
     model = TransformersModel(str(folder), task="text-generation", attn_implementation="eager", dispatch=True)
     saved = []
-    with model.trace(ids):  # as the README shows it
+    with model.trace(ids):  # the route the README names (attention you already have)
         for layer in model.model.layers:
             saved.append(layer.self_attn.output[1].save())  # eager attention returns (output, weights)
     from_nnsight = signatures_from_patterns(np.stack([s.detach().float().numpy() for s in saved], axis=1))

@@ -1,0 +1,116 @@
+"""``benchmarks/README.md`` is what ``benchmarks/readme.py`` writes from the committed JSON and the record's timings, and
+each of its numbers is the file's: the build's costs, the capture's ratios and memory verdicts, the longest window."""
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[2]
+PAGE = ROOT / "benchmarks" / "README.md"
+
+
+def test_the_committed_page_is_what_the_script_writes():
+    import readme
+
+    assert PAGE.read_text() == readme.page(), "benchmarks/README.md is stale: run python benchmarks/readme.py and commit it"
+
+
+def test_the_page_states_the_recorded_build_costs():
+    from attncoda.face.costs import costs_sentence
+
+    sentence = costs_sentence()
+    assert sentence in PAGE.read_text(), f"benchmarks/README.md's run times are not the record's; it should say:\n{sentence}"
+
+
+
+LONGEST_LENGTH = re.compile(r"of at most (?P<encoders>[\d,]+) tokens for the encoders \((?P<encoder_names>[^:]+):"
+                            r".*?(?P<gemma>[\d,]+) for gemma3-270m and (?P<qwen>[\d,]+) for qwen2.5-coder-0.5b; "
+                            r"smollm2-135m stops first at its (?P<smollm>[\d,]+) positions", flags=re.S)
+
+
+def _longest_lengths() -> dict[str, int]:
+    found = LONGEST_LENGTH.search(PAGE.read_text())
+    assert found, "benchmarks/README.md no longer states the longest --length the corpus gives each default model"
+    number = {k: int(v.replace(",", "")) for k, v in found.groupdict().items() if k != "encoder_names"}
+    encoders = [n.strip() for n in found["encoder_names"].split(",")]
+    return {**{n: number["encoders"] for n in encoders}, "gemma3-270m": number["gemma"], "qwen2.5-coder-0.5b": number["qwen"],
+            "smollm2-135m": number["smollm"]}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m", "qwen2.5-coder-0.5b"])
+def test_the_page_states_the_longest_length_each_default_model_can_audit(name):
+    """The page's longest L at the default 64 windows: that L works, one more token is refused in one line (by the
+    corpus, or by the model's positions for smollm2-135m)."""
+    from attncoda.base.protocol import N_WINDOWS
+    from attncoda.engine import corpus, registry
+    from attncoda.engine.models import ModelError, check_length, load_model
+
+    if not registry.REGISTRY[name].installed():
+        pytest.skip(f"{name} is not installed here (make models)")
+    longest = _longest_lengths()[name]
+    loaded = load_model(name)
+    check_length(loaded, longest)
+    corpus.text_windows(loaded.processor, N_WINDOWS, longest, seed=0)
+    with pytest.raises((ValueError, ModelError)) as refused:
+        check_length(loaded, longest + 1)
+        corpus.text_windows(loaded.processor, N_WINDOWS, longest + 1, seed=0)
+    assert "\n" not in str(refused.value)
+    if not loaded.info.causal or name == "smollm2-135m":
+        return
+    assert f"at most {longest} tokens" in str(refused.value), str(refused.value)
+
+
+def test_the_page_states_the_committed_capture_benchmark():
+    """The capture's cost the page states is the committed benchmark's: each ``ours / sdpa`` ratio (the geometric mean
+    over the run's repeats) at every length, and the scores-alone ratio it names."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import capture_overhead
+    finally:
+        sys.path.pop(0)
+    import json
+
+    results = json.loads((ROOT / "benchmarks" / "results" / "capture_overhead.json").read_text())
+    ratios = {(r["method"], r["length"]): r["ratio"] for r in capture_overhead.ratio_summary(results)}
+    readme = " ".join(PAGE.read_text().split())
+    ours = ", ".join(f"{ratios['ours', n]:.2f}×" for n in (128, 512, 1024)) + f" and {ratios['ours', 2048]:.2f}×"
+    assert f"cost {ours} a plain sdpa forward pass at L = 128, 512, 1,024 and 2,048" in readme
+    scores = ", ".join(f"{ratios['scores', n]:.2f}×" for n in (512, 1024)) + f" and {ratios['scores', 2048]:.2f}×"
+    assert f"the scores alone cost {scores}" in readme
+    eager = ", ".join(f"{ratios['ours-eager', n]:.2f}×" for n in (128, 512, 1024)) + f" and {ratios['ours-eager', 2048]:.2f}×"
+    assert f"the eager capture it replaces, one run: {eager}" in readme
+    outside = [v for (method, _), v in ratios.items() if method in ("transformerlens", "nnsight")]
+    assert f"TransformerLens and nnsight {min(outside):.1f}–{max(outside):.1f}×" in readme
+
+
+def test_the_page_states_the_committed_memory_readings():
+    """The page's memory sentences are the committed runs': each length's verdict on the 1.2× target in the capture
+    benchmark; in the memory benchmark, at every length it reads, the RSS after the warm-up above under the default
+    allocator what it is with freed memory handed back (the intervals apart), the peak then within the target (the whole
+    95 % interval at or below 1.2×) and not within it under the default, and the peak's default-against-release
+    difference undecided (the intervals overlap)."""
+    import json
+
+    import capture_memory
+    import capture_overhead
+
+    results = json.loads((ROOT / "benchmarks" / "results" / "capture_overhead.json").read_text())
+    verdicts = {r["length"]: r["memory_verdict"] for r in capture_overhead.ratio_summary(results) if r["method"] == "ours"}
+    readme = " ".join(PAGE.read_text().split())
+    assert verdicts[2048] == "misses" and {verdicts[n] for n in (128, 512, 1024)} == {"undecided"}
+    assert "Its peak memory misses the 1.2× target at 2,048 and is undecided at the other lengths" in readme
+    rows = {(r["length"], r["setting"], r["stage"]): r
+            for r in capture_memory.stage_ratios(json.loads((ROOT / "benchmarks" / "results" / "capture_memory.json").read_text()))}
+    lengths = sorted({length for length, _, _ in rows})
+    assert lengths == [512, 2048]
+    assert "(the two 95 % intervals apart at both lengths it reads, 512 and 2,048); - handed back, the peak falls within the target at both" in readme
+    assert "whether the peak itself is lower that way is undecided over its three repeats" in readme
+    for length in lengths:
+        assert rows[length, "default", "warm-up"]["low"] > rows[length, "release", "warm-up"]["high"], length
+        assert rows[length, "release", "peak"]["high"] <= capture_overhead.MEMORY_TARGET, length
+        assert rows[length, "default", "peak"]["high"] > capture_overhead.MEMORY_TARGET, length
+        assert rows[length, "default", "peak"]["low"] <= rows[length, "release", "peak"]["high"], length
+        assert rows[length, "default", "peak"]["repeats"] == 3
