@@ -68,3 +68,17 @@ def test_an_unreachable_scheduler_is_one_line_after_any_notes():
 def test_negative_seed_is_refused_by_the_signatures_command_before_loading():
     done = subprocess.run([sys.executable, "-m", "attncoda.face.cli", "signatures", "--model", "minilm-l6", "--seed", "-1"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "argument --seed: -1 is negative; use 0 or more" in done.stderr
+
+
+def test_main_is_a_table_of_subcommands():
+    """Every subcommand the parser knows has its function in COMMANDS, and main only parses, settles and dispatches."""
+    import argparse
+    import ast
+    import inspect
+
+    from attncoda.face import cli
+
+    subparsers = next(a for a in cli.build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(subparsers.choices) == set(cli.COMMANDS)
+    main = next(n for n in ast.parse(inspect.getsource(cli)).body if isinstance(n, ast.FunctionDef) and n.name == "main")
+    assert main.end_lineno - main.lineno + 1 <= 30

@@ -216,95 +216,113 @@ def _audit(args) -> None:
         raise SystemExit(1)
 
 
-def main(argv=None) -> int:
+def _chapters(args) -> None:
+    for c in CHAPTERS.values():
+        print(f"{c.key:<16} notebooks/{c.notebook}.ipynb  {'per model' if c.per_model else c.default_model}")
+
+
+def _run(args) -> None:
     import os
 
+    from .chapter_run import ChapterRun
+
+    params = parameters_once(args.parameter)
+    if isinstance(params.get("results_dir"), str) and params["results_dir"]:
+        params["results_dir"] = os.path.abspath(params["results_dir"])  # relative to where the reader typed it
+    if args.preset and args.model:
+        raise ChapterError("pass --model or --preset, not both")
+    model = f"preset:{args.preset}" if args.preset else args.model
+    run = ChapterRun.prepare(args.chapter, model=model, parameters=params, output=args.output, profile=args.profile, record=args.record)
+    print(f"executed notebook: {run.execute()}")
+    print(f"results: {run.results}" + (" (the book's record)" if args.record else ""))
+
+
+def _models(args) -> None:
+    from ..engine.registry import install
+
+    if args.corpora:
+        install(models=False)
+    elif args.install is not None:
+        install(args.install or None)
+    _list_models()
+
+
+def _verify(args) -> int:
+    from .verify import check_recordable, record, verify
+
+    params = parameters_once(args.parameter)
+    if args.record:
+        check_recordable(args.chapter, args.model, params, args.profile)
+    reports = verify(args.chapter, model=args.model, parameters=params, profile=args.profile, kernels=args.kernels)
+    if args.record:
+        print(f"recorded: {record(reports, args.kernels)}")
+    for r in reports:
+        w = r["largest_relative"]
+        where = f"largest relative difference {w['difference']:.2e} at {w['path']} ({w['ours']!r} vs {w['committed']!r})" if w else "nothing to compare"
+        counts = f"; {r['differing_counts']} verdict count(s) moved, by at most {r['largest_count_change']:.0f}" if r["differing_counts"] else ""
+        print(f"{'ok  ' if r['ok'] else 'DIFF'} {r['file']}: {r['compared']} numbers, {r['differing']} differ{counts}; {where}; tolerance {r['tolerance']:g}"
+              + (f"; only in one of the two: {', '.join(r['only_in_one'][:5])}" if r["only_in_one"] else ""))
+    return 0 if all(r["ok"] for r in reports) else 1
+
+
+def _book(args) -> None:
+    from .book import build_book
+
+    html = build_book(profile=args.profile, run=not args.no_run, preset=args.preset, reuse=not args.rerun, jobs=args.jobs,
+                      scheduler=args.scheduler)
+    print(f"book built: {html / 'index.html'}")
+
+
+COMMANDS = {"chapters": _chapters, "run": _run, "models": _models, "signatures": _signatures, "audit": _audit, "verify": _verify,
+            "book": _book}
+"""Each subcommand of :func:`build_parser` and the function that carries it out (None or an exit status)."""
+
+
+def _settle(args) -> None:
+    """What every command shares before it starts: absolute environment folders, SIGTERM as an interrupt, quiet
+    libraries, the model-loading options for a chapter's kernel, and no cache or build folder inside the sources."""
+    import os
     import signal
     import threading
 
-    args = build_parser().parse_args(argv)
-    from ..base.paths import absolute_environment
+    from ..base.paths import absolute_environment, check_environment_folders
     from .chapters import QUIET
 
     absolute_environment()  # a relative $ATTNCODA_CACHE names the same folder here and in a chapter's kernel
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminate)
-
     for k, v in QUIET.items():  # no loading bars or advisory warnings from the libraries in this terminal either
         os.environ.setdefault(k, v)
     if getattr(args, "dtype", None):  # through the environment, so a chapter's kernel loads models the same way
         os.environ[DTYPE_ENV] = args.dtype
     if getattr(args, "device_map", None):
         os.environ[DEVICE_MAP_ENV] = args.device_map
+    check_environment_folders()  # no cache, build or record folder inside the project's sources
+
+
+def _interrupted(stop: KeyboardInterrupt) -> int:
+    """One line for Ctrl-C (exit 130) or SIGTERM (exit 143)."""
+    import logging
+
+    # The chapter's kernel is shut down with the run; the cell it was executing ends as a DeadKernelError in a task
+    # nobody awaits any more, which asyncio would print as a traceback when the interpreter exits. It is no error.
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+    terminated = isinstance(stop, Terminated)
+    print(f"attncoda: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
+    return 143 if terminated else 130
+
+
+def main(argv=None) -> int:
+    """Parse, settle, dispatch to :data:`COMMANDS`; every error is one line on stderr and a nonzero exit."""
+    args = build_parser().parse_args(argv)
     try:
-        from ..base.paths import check_environment_folders
-
-        check_environment_folders()  # no cache, build or record folder inside the project's sources
-        if args.command == "chapters":
-            for c in CHAPTERS.values():
-                print(f"{c.key:<16} notebooks/{c.notebook}.ipynb  {'per model' if c.per_model else c.default_model}")
-        elif args.command == "run":
-            from .chapter_run import ChapterRun
-
-            params = parameters_once(args.parameter)
-            if isinstance(params.get("results_dir"), str) and params["results_dir"]:
-                params["results_dir"] = os.path.abspath(params["results_dir"])  # relative to where the reader typed it
-            if args.preset and args.model:
-                raise ChapterError("pass --model or --preset, not both")
-            model = f"preset:{args.preset}" if args.preset else args.model
-            run = ChapterRun.prepare(args.chapter, model=model, parameters=params, output=args.output, profile=args.profile, record=args.record)
-            print(f"executed notebook: {run.execute()}")
-            print(f"results: {run.results}" + (" (the book's record)" if args.record else ""))
-        elif args.command == "models":
-            from ..engine.registry import install
-
-            if args.corpora:
-                install(models=False)
-            elif args.install is not None:
-                install(args.install or None)
-            _list_models()
-        elif args.command == "signatures":
-            _signatures(args)
-        elif args.command == "audit":
-            _audit(args)
-        elif args.command == "verify":
-            from .verify import check_recordable, verify
-
-            params = parameters_once(args.parameter)
-            if args.record:
-                check_recordable(args.chapter, args.model, params, args.profile)
-            reports = verify(args.chapter, model=args.model, parameters=params, profile=args.profile, kernels=args.kernels)
-            if args.record:
-                from .verify import record
-
-                print(f"recorded: {record(reports, args.kernels)}")
-            for r in reports:
-                w = r["largest_relative"]
-                where = f"largest relative difference {w['difference']:.2e} at {w['path']} ({w['ours']!r} vs {w['committed']!r})" if w else "nothing to compare"
-                counts = f"; {r['differing_counts']} verdict count(s) moved, by at most {r['largest_count_change']:.0f}" if r["differing_counts"] else ""
-                print(f"{'ok  ' if r['ok'] else 'DIFF'} {r['file']}: {r['compared']} numbers, {r['differing']} differ{counts}; {where}; tolerance {r['tolerance']:g}"
-                      + (f"; only in one of the two: {', '.join(r['only_in_one'][:5])}" if r["only_in_one"] else ""))
-            if not all(r["ok"] for r in reports):
-                return 1
-        elif args.command == "book":
-            from .book import build_book
-
-            html = build_book(profile=args.profile, run=not args.no_run, preset=args.preset, reuse=not args.rerun, jobs=args.jobs,
-                              scheduler=args.scheduler)
-            print(f"book built: {html / 'index.html'}")
+        _settle(args)
+        return COMMANDS[args.command](args) or 0
     except (AttncodaError, ValueError, OSError) as err:
         print(f"attncoda: error: {one_line(err)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt as stop:
-        import logging
-
-        # The chapter's kernel is shut down with the run; the cell it was executing ends as a DeadKernelError in a task
-        # nobody awaits any more, which asyncio would print as a traceback when the interpreter exits. It is no error.
-        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
-        terminated = isinstance(stop, Terminated)
-        print(f"attncoda: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
-        return 143 if terminated else 130
-    return 0
+        return _interrupted(stop)
 
 
 def one_line(err: BaseException) -> str:

@@ -1,6 +1,6 @@
 """What the book's first build costs, read from the run times the chapters recorded (``data/results/*/timings/``).
 
-The README states these numbers; a test checks its sentence against :func:`costs_sentence`, so the README never
+``benchmarks/README.md`` states these numbers (``benchmarks/readme.py`` writes it with :func:`costs_sentence`), so it never
 carries a run time that no file of the record backs.
 """
 
@@ -60,7 +60,7 @@ def build_costs(directory=None) -> dict:
 
 
 def costs_sentence(directory=None) -> str:
-    """The README's sentence on the first build's two long steps, computed by :func:`build_costs`."""
+    """The sentence on the first build's two long steps, computed by :func:`build_costs`."""
     c = build_costs(directory)
     per = ", ".join(f"{m['median_s']:.0f} s" for m in c["pruning"].values())
     commits = " and ".join(sorted({c["pruning_commit"], c["suite_commit"]}))
