@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..studies.significance import spearman_permutation  # the test lives with the studies; the page only words it
+
 
 def glue(name: str, value, display: bool = False) -> None:
     """Hand ``value`` to the book under ``name`` (myst-nb ``glue``).
@@ -253,6 +255,14 @@ def dollar_math(text: str) -> str:
     return tex(text).replace(r"\(", "$").replace(r"\)", "$")
 
 
+def glue_markdown(name: str, text: str) -> None:
+    """Hand Markdown the page module wrote (lists, bold verdict words, ``$…$`` math) to the book as it is; the page pastes
+    it with the ``glue:md`` directive in MyST format (``:format: myst``)."""
+    from IPython.display import Markdown
+
+    glue(name, Markdown(text))
+
+
 def glue_sentence(name: str, sentence: str) -> None:
     """Hand a computed sentence to the book as Markdown with its notation typeset; the page pastes it with the
     ``glue:md`` role in MyST format, ``name:myst`` (the default CommonMark format leaves ``$…$`` as it is, and the
@@ -306,39 +316,7 @@ def spearman_sentence(x, y, what_x: str, what_y: str, units: str = "models") -> 
     if p < 0.05:
         shown = "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
         return f"Across {n} {units}{note}, {what_y} {direction} with {what_x} (Spearman ρ = {rho:.2f}, two-sided {how} {shown})."
-    return (f"Across {n} {units}{note} the rank correlation of {what_y} with {what_x} is ρ = {rho:.2f}, but with two-sided {how} p = {p:.2f} "
-            f"this is not evidence that {what_y} {direction} with {what_x}: {n} {units} are too few to tell.")
+    return (f"Across {n} {units}{note} the rank correlation of {what_y} with {what_x} is ρ = {rho:.2f}, with two-sided {how} p = {p:.2f}. "
+            f"That is not evidence that {what_y} {direction} with {what_x}: {n} {units} are too few to tell.")
 
 
-EXACT_UP_TO = 8
-"""Up to this many points a permutation p enumerates every ordering (8! = 40,320); beyond, it samples orderings."""
-
-
-def spearman_permutation(x, y, resamples: int = 20_000, seed: int = 0) -> tuple[float, float, str]:
-    """Spearman's ρ of ``x`` and ``y`` with its two-sided permutation p-value: the share of orderings of ``y`` whose
-    |ρ| is at least the observed one. Exact (every ordering) up to :data:`EXACT_UP_TO` points, else ``resamples``
-    orderings drawn with ``seed`` (the same p on every rerun). Returns (ρ, p, "exact permutation" or "permutation").
-    With few points the t approximation is far off: 5 points of ρ = 0.7 give p = 0.19 by t, 0.233 exactly.
-
-    Examples
-    --------
-    >>> rho, p, how = spearman_permutation([1, 2, 3, 4, 5], [2, 1, 4, 3, 5])
-    >>> round(rho, 2), round(p, 3), how
-    (0.8, 0.133, 'exact permutation')
-    """
-    import math
-
-    import numpy as np
-    from scipy.stats import permutation_test, rankdata
-
-    rx, ry = rankdata(x), rankdata(y)
-
-    def rho(ranks_y, axis=-1):
-        cx, cy = rx - rx.mean(), ranks_y - np.mean(ranks_y, axis=axis, keepdims=True)
-        with np.errstate(invalid="ignore", divide="ignore"):  # a constant side has no ranks to correlate: ρ is NaN
-            return (cx * cy).sum(axis=axis) / np.sqrt((cx ** 2).sum() * (cy ** 2).sum(axis=axis))
-
-    exact = math.factorial(len(x)) <= math.factorial(EXACT_UP_TO)
-    result = permutation_test((ry,), rho, permutation_type="pairings", vectorized=True, alternative="two-sided",
-                              n_resamples=math.inf if exact else resamples, rng=np.random.default_rng(seed))
-    return float(rho(ry)), float(result.pvalue), "exact permutation" if exact else "permutation"

@@ -123,3 +123,13 @@ def paper_reference() -> dict:
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing; run from the project folder or set ATTNCODA_HOME")
     return json.loads(path.read_text())
+
+
+def read_record(directory=None) -> dict:
+    """Every results file in a record, as ``{chapter: {name: numbers}}`` (the numbers without their provenance): what
+    the scorecard's rules read (:func:`attncoda.studies.scorecard.judge`)."""
+    record: dict = {}
+    for path in sorted(results_dir(directory).glob("*/*.json")):
+        stored = json.loads(path.read_text())
+        record.setdefault(stored["chapter"], {})[stored["name"]] = stored["results"]
+    return record
