@@ -44,7 +44,7 @@ def test_unchanged_chapters_are_reused_and_a_change_reruns_them(fake_build, monk
     assert "theory" in first and "reproducibility" in first
     fake_build.clear()
     book.build_book(profile="small")
-    assert fake_build == ["reproducibility"], "only the page that summarizes every chapter's results reruns"
+    assert fake_build == ["scorecard", "reproducibility"], "only the pages that summarize every chapter's results rerun"
     fake_build.clear()
     book.build_book(profile="full")
     assert "theory" in fake_build, "another profile is another key"

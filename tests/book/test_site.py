@@ -7,7 +7,7 @@ traceback output, math left as raw TeX, or a figure that did not render; and on 
 (:func:`reader_problems`): progress bars or log lines, a machine path (in the page or its downloadable
 notebook), a visible nan, numbers in adjacent cells closer than 8 px, a table, equation or code block wider
 than the column without a scroll box, a figure shown so small that its type is under 9 px, an empty
-section, notation outside math; and on a menu that does not work (:func:`menu_problems`: on a phone the ☰ and
+section, notation outside math, a sentence over 45 words in the prose (tables, code and math aside; :mod:`sentences`); and on a menu that does not work (:func:`menu_problems`: on a phone the ☰ and
 contents buttons must open the book's and the page's tables of contents, on a laptop ☰ must fold the sidebar away). Every check runs at a laptop's width (1,366 × 900) and at a phone's (390 × 844),
 and a screenshot of each is kept. A page that only redirects (the root index.html) is checked for its target instead.
 """
@@ -20,6 +20,7 @@ import pytest
 
 from attncoda.face.chapter_run import run_chapter
 from attncoda.face.chapters import CHAPTERS
+from sentences import BLOCKS_SCRIPT, LIMIT, long_sentences
 
 SHOTS = Path(__file__).parents[2] / "_build" / "screenshots"
 
@@ -283,11 +284,28 @@ def test_every_page_renders_in_a_real_browser(site, browser):
             problems += [f"{p}{width}" for p in page_problems(name, found, browser, phone=bool(width))]
             problems += [f"{p}{width}" for p in menu_problems(name, page.as_uri(), browser, phone=bool(width))]
         browser.set_window_size(*DESKTOP)
+        problems += sentence_problems(name, browser.execute_script(BLOCKS_SCRIPT))
         for mode in ("light", "dark"):
             problems += caption_contrast_problems(name, page.as_uri(), browser, mode)
     problems += [f"{p.relative_to(site)}: a downloadable notebook holds a path of the machine that built it"
                  for p in site.rglob("*.ipynb") if MACHINE_PATH.search(p.read_text())]
     assert not problems, "\n".join(problems)
+
+
+def sentence_problems(name: str, blocks: list[str]) -> list[str]:
+    """Every sentence over :data:`~sentences.LIMIT` words in a page's rendered prose (tables, code and math aside)."""
+    return [f"{name}: a sentence of {n} words (over {LIMIT}): {sentence[:120]}…" for n, sentence in long_sentences(blocks)]
+
+
+def test_the_sentence_check_counts_the_rendered_prose(browser, tmp_path):
+    """A long sentence is caught, and the same words in a table, a code block or split in two are not."""
+    long = " ".join(["word"] * 50)
+    page = tmp_path / "long.html"
+    page.write_text(f"<main><p>{long}.</p><table><tr><td>{long}.</td></tr></table><pre>{long}.</pre>"
+                    f"<p>{' '.join(['word'] * 25)}. {' '.join(['word'] * 25)}.</p></main>")
+    browser.get(page.as_uri())
+    found = sentence_problems("long.html", browser.execute_script(BLOCKS_SCRIPT))
+    assert len(found) == 1 and "a sentence of 50 words" in found[0]
 
 
 SIDEBAR_STATE = """
@@ -399,7 +417,7 @@ def page_problems(name: str, found: dict, browser, phone: bool = False) -> list[
         problems.append(f"{name}: MathJax did not finish typesetting within 20 s")
     if found["rawMath"]:
         problems.append(f"{name}: {found['rawMath']} math element(s) left as raw TeX")
-    if name.startswith("notebooks/") and not found["images"] and "reproducibility" not in name:
+    if name.startswith("notebooks/") and not found["images"] and not any(page in name for page in ("reproducibility", "scorecard")):
         problems.append(f"{name}: no figure rendered")
     return problems + reader_problems(name, found, phone)
 

@@ -52,7 +52,7 @@ def test_the_answer_gives_each_models_ari_span_and_the_papers_values():
     answer = text.answer_sentence({"a": r}, PAPER)
     js = {k: per["cross_ari"]["js"] for k, per in r.spread.items()}
     medians = [s.median for s in js.values()]
-    assert f"a, median ARI {min(medians):.2f} to {max(medians):.2f} over K = " in answer
+    assert f"On a, the median ARI between conventions is {min(medians):.2f} to {max(medians):.2f} over K = " in answer
     values = text.paper_js(PAPER).values()
     assert f"The paper reports {min(values):.2f} to {max(values):.2f} on BERT-base" in answer
     every = all(v < 1 for s in js.values() for v in s.finite)

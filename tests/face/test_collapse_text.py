@@ -48,16 +48,17 @@ def test_the_answer_gives_each_size_its_share_whether_it_grew_and_the_papers_ran
              SizeShares("size 2 × 2, width 96 (0.25 M parameters)", "ladder", [0, 1], [0.28, 0.6], [0.5, 0.5], {"pooled (shown)": share}),
              SizeShares("control: random-table Backcopy, 1 × 1", "control", [0, 1], [0.06, 0.1], [0.0, 0.0], {"pooled (shown)": share})]
     text = collapse_text.answer_sentence(sizes, [], {"Pythia-70M": 0.30, "Pythia-1B": 0.95})
-    assert "0.35 [0.22, 0.49] at 1 × 1, where a sink grew in every seed (final non-trigger sink mass 0.90–0.96)" in text
-    assert "at 2 × 2, where a sink grew in 1 of 2 seeds (final non-trigger sink mass 0.28–0.60)" in text
-    assert "on the control, which has no reason to grow one (final non-trigger sink mass 0.06–0.10)" in text
-    assert "30% to 95% on Pythia's checkpoints" in text and "larger" not in text and "higher" not in text
+    assert "- 1 × 1: 0.35 [0.22, 0.49]; a sink grew in every seed (final non-trigger sink mass 0.90–0.96)." in text
+    assert "- 2 × 2: 0.35 [0.22, 0.49]; a sink grew in 1 of 2 seeds (final non-trigger sink mass 0.28–0.60)." in text
+    assert "- The control, which has no reason to grow a sink: 0.35 [0.22, 0.49] (final non-trigger sink mass 0.06–0.10)." in text
+    assert text.endswith("- The paper: 30% to 95% on Pythia's checkpoints (other models, trained on text).")
+    assert "larger" not in text and "higher" not in text, "the comparison with the paper is the scorecard's verdict, not a typed word"
     assert collapse_text.answer_sentence([], [], {"Pythia-70M": 0.3}) == ""
     from attncoda.studies.collapse_suite import Series
 
     own = Series("pythia-70m", "given", "given", [{"sink_mass": 0.1}, {"sink_mass": 0.45}], {"from_step0": {"share": 0.3}})
     assert collapse_text.answer_sentence([], [own], {"Pythia-70M": 0.3}).startswith(
-        "The share of the fall of H that the sink carries: 0.30 on pythia-70m (from the first checkpoint; mean sink mass 0.100 → 0.450).")
+        "- pythia-70m: 0.30 (from the first checkpoint; mean sink mass 0.100 → 0.450).")
 
 
 def test_figure_5a_is_read_run_by_run_with_a_sign_test_over_runs():
@@ -108,7 +109,7 @@ def test_the_paper_comparison_says_which_channel_carried_the_fall_from_the_share
     text = collapse_text.paper_comparison([ladder], {"Pythia-160M": 0.3, "Pythia-1B": 0.95})
     share = ladder.shown[1]
     assert ("the sink carries most" in text) == (share > 0.5) and "in every run the fall of H is carried by the content" not in text
-    assert "toy task" in text
+    assert "A sink grew in every seed at 1 of the ladder's 1 sizes" in text and "cannot test whether that share rises with scale" in text
 
 
 def test_a_real_but_tiny_peak_is_reported_with_its_rise_and_spread():
@@ -121,3 +122,20 @@ def test_shares_that_are_undefined_are_not_said_to_agree():
     s = _series("ladder", (0.02, 0.02, 0.02), (4.0480, 4.0481, 4.0490), spread=1e-6)
     text = collapse_text.trajectory_sentence([s])
     assert "agree" not in text and "neither share is defined" in text
+
+
+def test_a_run_whose_h_never_rose_is_not_said_to_have_risen():
+    never = _series("ladder", (0.03, 0.03, 0.6), (4.0, 3.9999, 2.0), spread=0.01, other=(0.03, 0.1, 0.8))
+    text = collapse_text.trajectory_sentence([never])
+    assert "H never rose above its step-0 value" in text and "noise, not a peak" not in text and "rose above step 0 by less" not in text
+
+
+def test_the_row_split_names_each_fall_and_types_no_comparison():
+    from attncoda.studies.collapse_suite import Series
+
+    rows = {"trigger": {"start": {"entropy": 4.0, "sink_mass": 0.02}, "end": {"entropy": 1.0, "sink_mass": 0.0}, "share": 0.01, "rows": 10},
+            "other": {"start": {"entropy": 4.0, "sink_mass": 0.02}, "end": {"entropy": 0.2, "sink_mass": 0.9}, "share": 0.5, "rows": 30}}
+    run = Series("gpt2-1x1-seed0", "g", "ladder", [{"sink_mass": 0.1}], {}, {}, rows)
+    text = collapse_text.rows_sentence([run])
+    assert "trigger rows (where the task needs attention): H fell by 3.00 nats" in text and "H fell by 3.80 nats" in text
+    assert not any(word in text for word in ("smaller", "larger", "much"))

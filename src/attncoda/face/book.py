@@ -250,7 +250,7 @@ def build_book(profile: str = "full", run: bool = True, strict: bool = True, pre
             key = chapter_key(chapter, prepared.injected.get("model"), profile, book_parameters(profile, preset))
             stamp = executed.with_suffix(".key")
             has_results = any((Path(own_results or results_dir()) / chapter.key).glob("*.json"))
-            summary_page = chapter.key == "reproducibility"  # it reads every other chapter's results: always rerun (seconds)
+            summary_page = not chapter.writes_results  # it reads every other chapter's results: always rerun (seconds)
             if reuse and not summary_page and executed.exists() and has_results and stamp.exists() and stamp.read_text() == key:
                 print(f"chapter {chapter.key}: unchanged (notebook, parameters, package source, inputs), its executed copy is reused", flush=True)
                 continue

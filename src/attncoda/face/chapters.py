@@ -39,7 +39,7 @@ class Chapter:
     small: dict = field(default_factory=dict)
     test_family: str = "llama"  # the tiny architecture the notebook test passes as --model
     series: bool = False  # --model names a checkpoint series (a Hub id or a comma-separated list of folders), not one model
-    writes_results: bool = True  # False: the chapter only reads other chapters' results (the reproducibility page)
+    writes_results: bool = True  # False: the page only reads other chapters' results (the scorecard, the reproducibility page)
     colab_model: str | None = None  # what the chapter measures in Colab when model is left at its offline default
     part: str = "Pretrained models"  # the part of the book's table of contents it belongs to
     parent: str | None = None  # the chapter whose section it is (a sub-page in the table of contents)
@@ -83,6 +83,11 @@ chapter's own trained models, ``synthetic``: the theory chapters' generated rows
 GPT2 = "openai-community/gpt2"
 """The paper's GPT-2, which the model chapters measure in Colab (BERT-base for clustering, Pythia-70M's checkpoints
 for collapse: the smallest series of the paper's Figure 5)."""
+
+SCORECARD_PART = "The verdicts"
+PARTS = (SCORECARD_PART, "Theory", "Pretrained models", "About this book")
+"""The book's parts, in the order of its table of contents. Chapters run in :data:`CHAPTERS` order, so the pages that
+read every other chapter's results (the scorecard, the reproducibility page) come last there, wherever they are shown."""
 
 CHAPTERS: dict[str, Chapter] = {
     c.key: c
@@ -155,6 +160,7 @@ CHAPTERS: dict[str, Chapter] = {
             colab_model=GPT2,
             plan=plans.pruning,
         ),
+        Chapter("scorecard", "00_scorecard", "The paper's claims, judged", writes_results=False, part=SCORECARD_PART),
         Chapter("reproducibility", "09_reproducibility", "Reproducibility", writes_results=False, part="About this book"),
     )
 }
@@ -174,7 +180,8 @@ def toc_from_registry() -> dict:
             parts.setdefault(c.part, []).append({"file": f"notebooks/{c.notebook}", **({"sections": sections} if sections else {})})
     for part, pages in EXTRA_PAGES.items():
         parts.setdefault(part, []).extend({"file": page} for page in pages)
-    return {"format": "jb-book", "root": "book/intro", "parts": [{"caption": p, "chapters": cs} for p, cs in parts.items()]}
+    ordered = sorted(parts.items(), key=lambda item: PARTS.index(item[0]) if item[0] in PARTS else len(PARTS))
+    return {"format": "jb-book", "root": "book/intro", "parts": [{"caption": p, "chapters": cs} for p, cs in ordered]}
 
 
 def page_number(notebook: str) -> str:

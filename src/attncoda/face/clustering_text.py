@@ -47,7 +47,7 @@ def sep_verdict(results: dict) -> str:
     if with_sep:
         return "So the [SEP]-head family Clark et al. describe is present in: " + ", ".join(with_sep) + "."
     return ("None of these models has a single [SEP] head at the paper's threshold: the family Clark et al. describe in BERT-base "
-            "is not there to find, so its Jaccard is undefined below, and the same analysis runs on the structure that does exist "
+            "is not there to find. Its Jaccard is undefined below, and the same analysis runs on the structure that does exist "
             "(the [CLS]- and sink-head sets).")
 
 
@@ -75,10 +75,14 @@ def paper_js(paper: dict) -> dict[int, float]:
 
 
 def _places(spread: dict[int, SampleSpread], paper_values: dict[int, float]) -> str:
+    """Where the paper's value at each K lies against our range, Ks with the same place grouped."""
     places = {k: spread[k].place(v) for k, v in paper_values.items() if k in spread}
     if len(set(places.values())) == 1:
         return f"the paper's values on BERT-base lie {next(iter(places.values()))} our range at every K"
-    return "the paper's values on BERT-base lie " + ", ".join(f"{p} our range at K = {k}" for k, p in places.items())
+    grouped: dict[str, list] = {}
+    for k, place in places.items():
+        grouped.setdefault(place, []).append(str(k))
+    return "the paper's values on BERT-base lie " + " and ".join(f"{place} our range at K = {', '.join(ks)}" for place, ks in grouped.items())
 
 
 def answer_sentence(results: dict, paper: dict) -> str:
@@ -91,14 +95,14 @@ def answer_sentence(results: dict, paper: dict) -> str:
         medians = [s.median for s in js.values()]
         every = all(v < 1 for s in js.values() for v in s.finite)
         differs.append(every)
-        parts.append(f"{name}, median ARI {min(medians):.2f} to {max(medians):.2f} over K = {', '.join(map(str, js))} "
-                     + ("(below 1, a different taxonomy, in every sample)" if every else "(1, the same taxonomy, in at least one sample)"))
+        parts.append(f"On {name}, the median ARI between conventions is {min(medians):.2f} to {max(medians):.2f} over K = {', '.join(map(str, js))}, "
+                     + ("below 1 (a different taxonomy) in every sample." if every else "and 1 (the same taxonomy) in at least one sample."))
     values = paper_js(paper).values()
     n = min(len(r.samples) for r in results.values())
     lead = ("Keeping or dropping the sink changes the JS head taxonomy of every model here" if all(differs)
             else "Keeping or dropping the sink does not always change the JS head taxonomy")
-    text = (f"{lead}: between the two conventions, over {n} window samples, " + "; ".join(parts)
-            + f". The paper reports {min(values):.2f} to {max(values):.2f} on BERT-base (its numbers, one text sample). ")
+    text = (f"{lead}, over {n} window samples. " + " ".join(parts)
+            + f" The paper reports {min(values):.2f} to {max(values):.2f} on BERT-base (its numbers, one text sample). ")
     content = [v for r in results.values() for per in r.spread.values() for v in per["cross_ari"]["content"].finite]
     text += ("The content distance gives the same taxonomy under both conventions in every sample (ARI 1), as the theory says it must."
              if content and all(v == 1 for v in content) else
@@ -114,8 +118,9 @@ def ari_sentence(results: dict, paper: dict) -> str:
     for name, r in results.items():
         js = {k: per["cross_ari"]["js"] for k, per in r.spread.items()}
         ranges = ", ".join(f"K = {k}: {s.median:.2f} [{s.low:.2f}, {s.high:.2f}]" for k, s in js.items())
-        parts.append(f"On {name}, the JS taxonomies with and without the sink agree with an ARI of {ranges} "
-                     f"(median [min, max] over {len(r.samples)} samples); {_places(js, paper_js(paper))}.")
+        places = _places(js, paper_js(paper))
+        parts.append(f"On {name}, JS's ARI between conventions, median [min, max] over {len(r.samples)} samples, is {ranges}. "
+                     f"{places[:1].upper() + places[1:]}.")
     return " ".join(parts)
 
 
@@ -133,8 +138,8 @@ def jaccard_sentence(results: dict) -> str:
             keep = [per["jaccard"]["js"][s]["keep"] for per in r.spread.values()]
             drop = [per["jaccard"]["js"][s]["drop"] for per in r.spread.values()]
             if any(x.finite for x in keep):
-                parts.append(f"{name}'s {s} heads: JS Jaccard medians {_over_k(keep)} with the sink kept, {_over_k(drop)} with it dropped")
-    return ("; ".join(parts) + ".") if parts else "No head set is non-empty in any sample, so no Jaccard index is defined."
+                parts.append(f"{name}'s {s} heads: JS Jaccard medians {_over_k(keep)} with the sink kept, {_over_k(drop)} with it dropped.")
+    return " ".join(parts) if parts else "No head set is non-empty in any sample, so no Jaccard index is defined."
 
 
 def differences_sentence(results: dict, paper: dict) -> str:

@@ -4,6 +4,8 @@ trials), so a rerun on another model rewrites them."""
 
 from __future__ import annotations
 
+from ..studies.collapse_suite import SINK_GROWTH
+
 import numpy as np
 
 from .report import bound, fixed, fmt
@@ -13,8 +15,6 @@ PYTHIA_TOKENS_PER_STEP = 1024 * 2048
 PYTHIA_STEPS = 143_000
 PYTHIA_SMALLEST = 70e6
 """Parameters of the smallest Pythia model the paper measures (Pythia-70M)."""
-SINK_GROWTH = 0.05
-"""A run's sink "grew" when its mean row sink mass rose by at least this much from step 0 to the end."""
 TASK_NAMES = {"text": "natural text", "backcopy": "the random-table Backcopy", "character-backcopy": "Guo et al.'s character Backcopy"}
 START_NAMES = {"from_peak": "peak", "from_step0": "step 0", "none": "none"}
 
@@ -133,19 +133,21 @@ def row_share_rows(series) -> list[dict]:
 
 
 def rows_sentence(series) -> str:
-    """What the task runs' trigger and other rows did: where the share of each kind of row comes from."""
+    """What the task runs' trigger rows and other rows did, apart: two sentences per kind of run, each with the fall of H
+    on those rows and the share of it that the sink carries (no comparison is worded: the table beside it has both)."""
     parts = []
     for kind in dict.fromkeys(s.kind for s in series if s.rows):
         runs = [s for s in series if s.kind == kind and s.rows]
         trig, other = ([r.rows[k] for r in runs] for k in ("trigger", "other"))
         if not any(x["share"] is not None and x["share"] == x["share"] for x in trig + other):
             continue
-        parts.append(f"{kind}: on trigger rows, where the task needs attention, H went {_span([x['start']['entropy'] for x in trig])} → "
-                     f"{_span([x['end']['entropy'] for x in trig])} with a share of {_span([x['share'] for x in trig])}; on the other rows the sink "
-                     f"mass went {_span([x['start']['sink_mass'] for x in other], 3)} → {_span([x['end']['sink_mass'] for x in other], 3)} and the share of "
-                     f"their much smaller fall of H ({_span([x['start']['entropy'] - x['end']['entropy'] for x in other])} nats) is "
-                     f"{_span([x['share'] for x in other])}")
-    return ("Split by row: " + "; ".join(parts) + ".") if parts else ""
+        fall = lambda rows: _span([x["start"]["entropy"] - x["end"]["entropy"] for x in rows])  # noqa: E731
+        parts.append(f"{kind.capitalize()}, trigger rows (where the task needs attention): H fell by {fall(trig)} nats, and the sink carries "
+                     f"{_span([x['share'] for x in trig])} of that fall.")
+        parts.append(f"{kind.capitalize()}, the other rows: the sink mass went {_span([x['start']['sink_mass'] for x in other], 3)} → "
+                     f"{_span([x['end']['sink_mass'] for x in other], 3)}, H fell by {fall(other)} nats, and the sink carries "
+                     f"{_span([x['share'] for x in other])} of that fall.")
+    return " ".join(parts)
 
 
 def kind_summary(series) -> dict[str, dict]:
@@ -168,9 +170,15 @@ def trajectory_sentence(series) -> str:
     rejected = [s for s in peaks if not s.shares["peak"]["used"]]
     used = [s for s in peaks if s.shares["peak"]["used"] and "from_peak" in s.shares and "from_step0" in s.shares]
     text = "Per kind of run: " + "; ".join(parts) + "."
-    if rejected:
-        text += (f" In {len(rejected)} of {len(peaks)} runs the highest H after step 0 rose above step 0 by less than the spread of H "
-                 "across window samples, so it is noise, not a peak: their share is shown from step 0.")
+    never = [s for s in rejected if s.shares["peak"]["rise"] <= 0]
+    small = [s for s in rejected if s.shares["peak"]["rise"] > 0]
+    if never:
+        text += (f" In {len(never)} of {len(peaks)} runs H never rose above its step-0 value (the largest change after step 0 is "
+                 f"{min(s.shares['peak']['rise'] for s in never):.1e} to {max(s.shares['peak']['rise'] for s in never):.1e} nats), "
+                 "so their share is measured from step 0.")
+    if small:
+        text += (f" In {len(small)} of {len(peaks)} runs H rose after step 0 by less than its spread across window samples: that is "
+                 "noise, not a peak, so their share is measured from step 0.")
     if used:
         rises = [s.shares["peak"]["rise"] for s in used]
         spreads = [s.shares["peak"]["spread"] for s in used if s.shares["peak"]["spread"] is not None]
@@ -239,59 +247,74 @@ def ladder_sentence(sizes, pythia: dict[str, float], target: float) -> str:
 
 
 def answer_sentence(sizes, series, pythia: dict[str, float]) -> str:
-    """The chapter's answer, first on the page: each size's pooled share of the fall of H carried by the sink, mean over
-    seeds [95 % t interval], with whether its sink grew in every seed, the control's, and the paper's range beside them
-    (a series of someone's own checkpoints, which has no sizes, gives its own share and sink mass)."""
+    """The chapter's numbers in detail, as a Markdown list: each size's pooled share of the fall of H carried by the sink,
+    mean over seeds [95 % t interval], with how many seeds grew a sink, the control's, and the paper's range last (a
+    series of someone's own checkpoints, which has no sizes, gives its own share and sink mass)."""
     from ..studies.sink_search import GROWN
 
-    paper = f"The paper reports {min(pythia.values()):.0%} to {max(pythia.values()):.0%} on Pythia's checkpoints (other models, trained on text, the paper's numbers)."
+    paper = f"- The paper: {min(pythia.values()):.0%} to {max(pythia.values()):.0%} on Pythia's checkpoints (other models, trained on text)."
     if not sizes:
         start = {"from_peak": "from its peak", "from_step0": "from the first checkpoint", "none": "undefined: H did not fall"}
-        runs = [f"{fmt(s.shown[1])} on {s.name} ({start[s.shown[0]]}; mean sink mass {fixed(s.sink_growth[0], 3)} → {fixed(s.sink_growth[1], 3)})"
+        runs = [f"- {s.name}: {fmt(s.shown[1])} ({start[s.shown[0]]}; mean sink mass {fixed(s.sink_growth[0], 3)} → {fixed(s.sink_growth[1], 3)})."
                 for s in series]
-        return ("The share of the fall of H that the sink carries: " + "; ".join(runs) + ". " + paper) if runs else ""
+        return "\n".join(runs + [paper]) if runs else ""
 
     def share(z) -> str:
         pooled = z.shares["pooled (shown)"]
         return f"{fmt(pooled['mean'])} [{bound(pooled['low'])}, {bound(pooled['high'])}]"
 
-    parts = []
+    items = []
     for z in sizes:
         label = z.group.split(",")[0].removeprefix("size ")
         finals = f"final non-trigger sink mass {_span(z.final_other_sink)}"
         if z.kind == "control":
-            parts.append(f"{share(z)} on the control, which has no reason to grow one ({finals})")
+            items.append(f"- The control, which has no reason to grow a sink: {share(z)} ({finals}).")
         else:
             grown = sum(v > GROWN for v in z.final_other_sink)
-            where = ("where a sink grew in every seed" if z.grew else f"where no seed grew one past {GROWN}" if grown == 0
-                     else f"where a sink grew in {grown} of {len(z.final_other_sink)} seeds")
-            parts.append(f"{share(z)} at {label}, {where} ({finals})")
-    return "The share of the fall of H that the sink carries, mean over seeds [95 % t interval]: " + "; ".join(parts) + ". " + paper
+            where = ("a sink grew in every seed" if z.grew else f"no seed grew one past {GROWN}" if grown == 0
+                     else f"a sink grew in {grown} of {len(z.final_other_sink)} seeds")
+            items.append(f"- {label}: {share(z)}; {where} ({finals}).")
+    return "\n".join(items + [paper])
 
 
 def figure5a_sentence(series) -> str:
-    """The rank correlation of the JS reversal rate with signature sink mass within each run (checkpoints of one run are
-    not independent, so each run gives one ρ), and an exact sign test over the runs, which are."""
-    from scipy.stats import binomtest, spearmanr
+    """The rank correlation of the JS reversal rate with signature sink mass within each run, and the scorecard's sign
+    test over the runs (:func:`~attncoda.studies.scorecard.training_rates_rise`); where the committed two-CPU
+    comparison found this verdict moving between machines, the sentence says so."""
+    from ..studies import scorecard
 
-    rhos = []
-    for s in series:
-        pts = [(p["signature_sink_mass"], p["reversal"]["js"]) for p in s.points if p["heads"] >= 3 and p["reversal"]["js"] == p["reversal"]["js"]]
-        if len(pts) >= 5 and len({x for x, _ in pts}) > 1 and len({y for _, y in pts}) > 1:
-            rhos.append((s.name, float(spearmanr(*zip(*pts))[0])))
-    if not rhos:
+    record = {"collapse": {"runs": {"series": [{"name": s.name, "points": s.points} for s in series]}}}
+    verdict = scorecard.training_rates_rise(record, {})
+    o = verdict.ours
+    if not o.get("runs"):
         return "No run has five checkpoints with a reversal rate, so nothing is said about how the reversal rate moves with sink mass."
-    up = sum(r > 0 for _, r in rhos)
     text = ("Within each run with a head triple, over its checkpoints, Spearman ρ of the JS reversal rate with signature sink mass: "
-            + ", ".join(f"{short(n)} {r:.2f}" for n, r in rhos) + ". Checkpoints of one run are not independent samples, so each ρ describes "
-            "its run and is not tested; the runs are independent. ")
-    smallest = 2 * 0.5 ** len(rhos)
-    if smallest >= 0.05:
-        return text + f"With {len(rhos)} runs a sign test cannot reach the 5 % level (its smallest p is {smallest:.2f}), so no direction is claimed."
-    p = binomtest(up, len(rhos), 0.5).pvalue
-    verdict = (f"the reversal rate {'rises' if up > len(rhos) / 2 else 'falls'} with sink mass within runs" if p < 0.05
-               else "the runs do not agree on a direction")
-    return text + f"ρ is positive in {up} of {len(rhos)} runs (exact two-sided sign test p = {p:.3f}): {verdict}."
+            + ", ".join(f"{short(n)} {r:.2f}" for n, r in o["rhos"].items()) + ". Checkpoints of one run are not independent samples, so each ρ "
+            "describes its run and is not tested; the runs are independent. ")
+    if o["smallest_p"] >= scorecard.LEVEL:
+        return text + f"With {o['runs']} runs a sign test cannot reach the 5 % level (its smallest p is {o['smallest_p']:.2f}), so no direction is claimed."
+    reading = {scorecard.REPRODUCED: "the reversal rate rises with sink mass within runs", scorecard.REVERSED: "the reversal rate falls with sink mass within runs",
+               scorecard.UNDECIDED: "the runs do not agree on a direction"}[verdict.verdict]
+    text += f"ρ is positive in {o['up']} of {o['runs']} runs (exact two-sided sign test p = {o['p']:.3f}): {reading}."
+    return text + _other_cpu("training_rise", verdict.verdict)
+
+
+def _other_cpu(claim: str, verdict: str) -> str:
+    """A sentence when the committed two-CPU comparison (``data/verify/cross_cpu.json``) found ``claim``'s verdict
+    different on the other machine's record; empty otherwise."""
+    import json
+
+    from ..base.paths import data_dir
+
+    path = data_dir() / "verify" / "cross_cpu.json"
+    if not path.exists():
+        return ""
+    moved = json.loads(path.read_text()).get("verdicts", {}).get(claim)
+    if not moved or moved["before"] == moved["after"]:
+        return ""
+    other = moved["before"] if moved["after"] == verdict else moved["after"]
+    return (f" On the record built on another CPU this verdict was {other}, not {verdict}: it does not survive a change of machine, "
+            "so this page rests nothing on it (the reproducibility page has the comparison).")
 
 
 # --------------------------------------------------------------------------- endpoints
@@ -346,7 +369,7 @@ def endpoint_sentence(ends, paper_lo: float, paper_hi: float) -> str:
     if multi:
         text += (" For the models whose sink set has two keys, the spread of mass between [CLS] and [SEP] changes H by "
                  + ", ".join(f"{fmt(f['within_sink'])} of the fall on {name}" for name, f in multi.items())
-                 + "; the share shown counts it with the sink, as the identity H = h(s) + s·H(sink parts) + (1 − s)·H(π) allows.")
+                 + ". The share shown counts it with the sink, as the identity H = h(s) + s·H(sink parts) + (1 − s)·H(π) allows.")
     return text
 
 
@@ -372,9 +395,17 @@ def paper_comparison(series, pythia: dict[str, float]) -> str:
         carried = ("" if not shares else " (the sink carries most of the fall of H)" if min(shares) > 0.5
                    else " (the content carries most of the fall of H)" if max(shares) < 0.5 else " (the sink carries most of it in some runs, the content in others)")
         text += f"{kind.capitalize()}: the pooled sink mass grew by {SINK_GROWTH} or more in {grew} of {len(runs)} runs, share {_span(shares)}{carried}. "
-    if any(s.kind == "ladder" for s in trained):
-        text += ("The ladder tests the mechanism (how much of a collapse a sink growing on a constant first token carries) on a toy task where a "
-                 "sink grows; it does not reproduce the paper's numbers, which belong to models trained on billions of tokens of text.")
+    ladder = [s for s in trained if s.kind == "ladder"]
+    if ladder:
+        from ..studies.sink_search import GROWN
+
+        by_size: dict[str, list] = {}
+        for run in ladder:
+            by_size.setdefault(run.group, []).append(run.points[-1].get("other_sink_mass", run.points[-1]["sink_mass"]) > GROWN)
+        grown = [g for g, flags in by_size.items() if all(flags)]
+        text += (f"A sink grew in every seed at {len(grown)} of the ladder's {len(by_size)} sizes. So the ladder asks how much of the fall a "
+                 "growing sink carries; it cannot test whether that share rises with scale. ")
+        text += "The paper's numbers belong to models trained on billions of tokens of text."
     return text.strip()
 
 

@@ -82,9 +82,9 @@ def table6_sentence(rows: list[dict], paper: dict) -> str:
     ours = {key: [row[key] for row in rows] for key in ("ρ", "NN agr.", "cross-ARI", "share < small (log path)")}
     share_max, paper_share_max = max(ours["share < small (log path)"]), max(v["share_below_1e-6"] for v in theirs)
     sentence = (f"The last three columns compare the dropped-row JS with d_A^⊥ on the content channel. Over all head pairs "
-                f"their distances are rank-correlated (Spearman ρ {_span(ours['ρ'], 3)}; the paper: {_span([v['spearman'] for v in theirs], 3)}), "
-                f"but a head's nearest neighbour is the same under both for a share of {_span(ours['NN agr.'], 2)} of the heads "
-                f"(the paper: {_span([v['nn_agreement'] for v in theirs], 2)}), and the taxonomies they induce agree only partly "
+                f"their distances are rank-correlated (Spearman ρ {_span(ours['ρ'], 3)}; the paper: {_span([v['spearman'] for v in theirs], 3)}). "
+                f"But a head's nearest neighbour is the same under both for only {_span(ours['NN agr.'], 2)} of the heads "
+                f"(the paper: {_span([v['nn_agreement'] for v in theirs], 2)}). The taxonomies they induce agree only partly "
                 f"(cross-ARI {_span(ours['cross-ARI'], 2)}; the paper: {_span([v['cross_ari'] for v in theirs], 2)}). ")
     if share_max > 10 * paper_share_max:
         return sentence + (f"The small-part shares do not match the paper's: up to {share_max:.3f} of squared d_A^⊥ on our models, "
@@ -105,7 +105,7 @@ def paper_hf_note(paper: dict) -> str:
     if not unequal:
         return "The paper's Table 6 prints equal Hellinger and Fisher–Rao rates, as the identity requires."
     return (f"The paper's own Table 6 prints different Hellinger and Fisher–Rao reversal rates for {len(unequal)} of its {len(models)} models "
-            f"({', '.join(unequal)}), although both distances are strictly increasing functions of the Bhattacharyya coefficient, so every verdict, "
+            f"({', '.join(unequal)}). Both distances are strictly increasing functions of the Bhattacharyya coefficient, so every verdict, "
             "and every rate, must coincide; our columns are equal to the last triple.")
 
 

@@ -123,17 +123,16 @@ def overlap_rows(results: dict) -> list[dict]:
 
 
 def reading_sentence(cells: list) -> str:
-    """Which metrics the rank test separates from random, by model; the rest are named as indistinguishable (or
-    undecided, where the design cannot reach the level)."""
-    parts = []
+    """Which metrics the rank test separates from random, as a Markdown list with one item per model; the rest are
+    counted as indistinguishable (or undecided, where the design cannot reach the level)."""
+    items = []
     for name in dict.fromkeys(c.model for c in cells):
         mine = [c for c in cells if c.model == name]
         decided = [f"{SELECTION_NAMES[c.metric]} at {100 * c.sparsity:.0f} % {c.reading} (Holm p = {p_text(c.p_holm)})" for c in mine if c.reading.endswith("than random")]
         counts = {reading: sum(c.reading == reading for c in mine) for reading in ("indistinguishable from random", pr.UNDECIDED)}
         rest = [f"{n} {'cell' if n == 1 else 'cells'} {reading}" for reading, n in counts.items() if n]
-        parts.append(f"on {name}, " + "; ".join(decided + rest))
-    sentence = "; ".join(parts)
-    return sentence[:1].upper() + sentence[1:] + "."
+        items.append(f"- {name}: " + "; ".join(decided + rest) + ".")
+    return "\n".join(items)
 
 
 def _decided(contrasts: list) -> list:
@@ -147,26 +146,32 @@ def _no_contrast(contrasts: list) -> str:
             + (f"; {undecided} of them cannot reach the level with this few samples." if undecided else "."))
 
 
-def _contrast_frame(contrasts: list, decided: list, body: str) -> str:
-    """``N of M metric pairs differ …: body.`` and what the other pairs read: indistinguishable, or unable to reach
-    the level (a test that cannot reach it decides nothing, so those are not called indistinguishable)."""
+def _others(contrasts: list, decided: list) -> str:
+    """What the pairs that do not differ read: indistinguishable, or unable to reach the level (a test that cannot
+    reach it decides nothing, so those are not called indistinguishable)."""
     others = len(contrasts) - len(decided)
     undecided = sum(c.reading == pr.UNDECIDED for c in contrasts)
-    rest = ("Every other pair is indistinguishable." if not undecided else
+    return ("Every other pair is indistinguishable." if not undecided else
             f"The other {others} cannot reach the level with this few samples." if undecided == others else
             f"Of the other {others}, {undecided} cannot reach the level with this few samples and the rest are indistinguishable.")
-    return f"{len(decided)} of {len(contrasts)} metric pairs differ after Holm's adjustment: {body}. {rest}"
+
+
+def _contrast_frame(contrasts: list, decided: list, body: str) -> str:
+    """``N of M metric pairs differ …: body.`` and what the other pairs read (:func:`_others`)."""
+    return f"{len(decided)} of {len(contrasts)} metric pairs differ after Holm's adjustment: {body}. {_others(contrasts, decided)}"
 
 
 def contrast_sentence(contrasts: list) -> str:
-    """Every pair that differs after Holm's adjustment, with its ratio, interval and adjusted p."""
+    """Every pair that differs after Holm's adjustment, with its ratio, interval and adjusted p: a count, then a Markdown
+    list with one item per pair, then what the other pairs read."""
     decided = _decided(contrasts)
     if not decided:
         sentence = _no_contrast(contrasts)
         return sentence[:1].upper() + sentence[1:]
-    return _contrast_frame(contrasts, decided, "; ".join(
-        f"{c.model} at {100 * c.sparsity:.0f} %: {c.reading} than {SELECTION_NAMES[c.b if c.ratio < 1 else c.a]} "
-        f"(ratio {c.ratio:.2f} [{c.low:.2f}, {c.high:.2f}], Holm p = {p_text(c.p_holm)})" for c in decided))
+    others = _others(contrasts, decided)
+    items = [f"- {c.model} at {100 * c.sparsity:.0f} %: {c.reading} than {SELECTION_NAMES[c.b if c.ratio < 1 else c.a]} "
+             f"(ratio {c.ratio:.2f} [{c.low:.2f}, {c.high:.2f}], Holm p = {p_text(c.p_holm)})." for c in decided]
+    return f"{len(decided)} of {len(contrasts)} metric pairs differ after Holm's adjustment. {others}\n\n" + "\n".join(items)
 
 
 def contrast_answer(contrasts: list) -> str:
@@ -191,8 +196,9 @@ def blow_up_sentence(results: dict, paper: dict) -> str:
     llama = paper["table10"]["models"]["Llama-3.2-1B"]
     js = llama["rows"]["0.2"]["js_keep"][0]
     return (f"The paper's \"wrong channel\" is Llama-3.2-1B at 20 %: JS with the sink kept gives {js:,.1f} against a base of {llama['base'][0]} "
-            f"({js / llama['base'][0]:.0f}×, the paper's numbers). Here the largest such blow-up, as a geometric mean over its sets, is "
-            f"{worst[2]:.1f}× on {worst[0]} at {100 * worst[1]:.0f} %. " + largest_sets_sentence(results))
+            f"({js / llama['base'][0]:.0f}×, the paper's numbers). Here the largest such blow-up, as a geometric mean over all its sets, is "
+            f"{worst[2]:.1f}× on {worst[0]} at {100 * worst[1]:.0f} %: {'over' if worst[2] > 100 else 'far under'} a hundredfold.\n\n"
+            + largest_sets_sentence(results))
 
 
 DECIDERS = {"tie-break": "the tie-break draw decides it, more than the metric",
@@ -202,25 +208,26 @@ DECIDERS = {"tie-break": "the tie-break draw decides it, more than the metric",
 
 def largest_sets_sentence(results: dict, top: int = 2) -> str:
     """The ``top`` cells whose worst single prune set has the largest perplexity over the base, with what decides it
-    (:class:`~attncoda.studies.pruning_readings.BlowUp`)."""
-    parts = [f"{b.model}, {SELECTION_NAMES[b.metric]} at {100 * b.sparsity:.0f} %: {ppl(b.worst)} (seed {b.worst_seed}, draw {b.worst_draw}), "
-             f"{b.worst / b.base:,.0f}× the unpruned {ppl(b.base)}, while the same cell's lowest set gives {ppl(b.low)}; two draws of one seed "
-             f"differ up to {b.draws_spread:,.1f}× and the seed medians {b.seeds_spread:,.1f}×, so {DECIDERS[b.decided_by]}"
+    (:class:`~attncoda.studies.pruning_readings.BlowUp`), as a Markdown list: two sentences per cell."""
+    items = [f"- {b.model}, {SELECTION_NAMES[b.metric]} at {100 * b.sparsity:.0f} %: {ppl(b.worst)} (seed {b.worst_seed}, draw {b.worst_draw}), "
+             f"{b.worst / b.base:,.0f}× the unpruned {ppl(b.base)}; the cell's lowest set gives {ppl(b.low)}. Two draws of one seed "
+             f"differ up to {b.draws_spread:,.1f}× and the seed medians {b.seeds_spread:,.1f}×, so {DECIDERS[b.decided_by]}."
              for b in pr.blow_ups(results.values(), top)]
-    return ("The largest single prune sets: " + "; ".join(parts) + ".") if parts else ""
+    return ("The largest single prune sets:\n\n" + "\n".join(items)) if items else ""
 
 
-def window_rows(results: dict) -> list[dict]:
-    """The window study per model and window count (:func:`~attncoda.studies.pruning_readings.window_study`)."""
+def window_rows(studies: dict) -> list[dict]:
+    """The window study per model and window count; ``studies`` is ``{model: window_study(result)}``
+    (:func:`~attncoda.studies.pruning_readings.window_study`, computed once by the chapter)."""
     return [{"model": name, "windows": w.windows, "Spearman ρ with all windows": w.rho, f"order flips (pairs > {100 * STABLE_SHARE:.0f} % apart)": f"{100 * w.flips:.0f} % of {w.pairs}",
-             "largest change of a log ratio": w.largest_change} for name, r in results.items() for w in pr.window_study(r)]
+             "largest change of a log ratio": w.largest_change} for name, study in studies.items() for w in study]
 
 
-def window_sentence(results: dict) -> str:
+def window_sentence(results: dict, studies: dict) -> str:
     """What the window study says at the sweep's own window count."""
     parts = []
     for name, r in results.items():
-        mine = next(w for w in pr.window_study(r) if w.windows == r.heldout["windows"])
+        mine = next(w for w in studies[name] if w.windows == r.heldout["windows"])
         parts.append(f"{name} ρ = {mine.rho:.3f}, {100 * mine.flips:.0f} % of {mine.pairs} pairs flipped")
     windows = next(iter(results.values())).heldout
     return (f"On {windows['windows']} windows instead of {windows['calibration_windows']}, the study's sets rank as follows against all windows: "

@@ -69,3 +69,34 @@ def cross_machine_sentence(path, current: str) -> str:
             + ("Every file passes." if all(r["ok"] for r in reports) else
                "Not every file passes: " + "; ".join(f"{r['file']} ({r['largest_relative']['path']}: {r['largest_relative']['committed']:.4g} committed, "
                                                       f"{r['largest_relative']['ours']:.4g} here)" for r in reports if not r["ok"]) + "."))
+
+
+def cross_cpu_rows(path) -> list[dict]:
+    """One row per chapter of the committed two-CPU comparison (:mod:`attncoda.face.cross_machine`): how many numbers
+    moved and how far, and how many readings in words moved."""
+    if not path.exists():
+        return []
+    rec = json.loads(path.read_text())
+    return [{"chapter": chapter, "numbers": f"{c['numbers']['compared']:,}", "differ": f"{c['numbers']['differing']:,}",
+             "largest relative change": f"{c['numbers']['largest_relative']:.1e}" if c["numbers"]["largest_relative"] else "0",
+             "where": c["numbers"]["where"] or "—",
+             "readings moved": f"{len(c['readings']['moved'])} of {c['readings']['compared']}"}
+            for chapter, c in rec["chapters"].items()]
+
+
+def cross_cpu_sentence(path) -> str:
+    """What the two-CPU comparison says, in short sentences: which records, how many scorecard verdicts moved, and
+    which chapters moved a reading."""
+    if not path.exists():
+        return "No two-CPU comparison is committed (python -m attncoda.face.cross_machine writes one)."
+    rec = json.loads(path.read_text())
+    moved_verdicts = [k for k, v in rec["verdicts"].items() if v["before"] != v["after"]]
+    moved = {ch: len(c["readings"]["moved"]) for ch, c in rec["chapters"].items() if c["readings"]["moved"]}
+    exact = [ch for ch, c in rec["chapters"].items() if c["numbers"]["differing"] == 0]
+    text = f"Compared: {rec['note']}. " if rec.get("note") else f"Compared: the records of {rec['before']} and {rec['after']}. "
+    text += (f"All {len(rec['verdicts'])} scorecard verdicts are the same on both. " if not moved_verdicts
+             else f"{len(moved_verdicts)} of {len(rec['verdicts'])} scorecard verdicts moved: {', '.join(moved_verdicts)}. ")
+    text += (f"Every number of {' and '.join(exact)} is identical. " if exact else "")
+    text += ("No reading in words moved in any chapter." if not moved else
+             "Readings in words moved only in " + ", ".join(f"{ch} ({n})" for ch, n in moved.items()) + ".")
+    return text

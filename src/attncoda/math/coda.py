@@ -729,7 +729,7 @@ def entropy_split(p, sink: Sink = (0,)) -> EntropySplit:
     ``s`` is the sink mass and ``h(s) = −s ln s − (1−s) ln(1−s)``. The content
     entropy ``H(π) = H(𝒞p_C)`` is computed from the content parts themselves
     (their own total, never ``1 − s``), so it stays accurate when the content
-    mass is tiny; it is NaN for a row with exactly zero content mass, where it
+    mass is tiny. It is NaN for a row with exactly zero content mass, where it
     is undefined (its weighted term is then 0).
 
     Parameters

@@ -24,6 +24,9 @@ from ..base.protocol import BATCH_SIZE, N_TRIPLES, N_WINDOWS, WINDOW_LENGTH
 from ..base.records import JsonRecord
 from . import collapse
 
+SINK_GROWTH = 0.05
+"""A run's sink "grew" when its mean row sink mass rose by at least this much from step 0 to the end."""
+
 
 @dataclass(frozen=True)
 class Series(JsonRecord):
