@@ -470,6 +470,19 @@ def frozen_order(frozen, chapter_added) -> str:
     return "The order of the predictor's freezing and this chapter's first run is in the project's git history (this copy's history is too shallow to show it)."
 
 
+def schedule_text(recipe) -> str:
+    """A run's checkpoint steps in words: how many, and the rule that places them (log-spaced, and every ``every`` steps
+    where set), rather than a list of numbers no reader holds.
+
+    >>> from attncoda.engine.training import SuiteRun
+    >>> schedule_text(SuiteRun("x", 8, 1, 1, 0, steps=100, every=25))
+    '12 steps from 0 to 100: log-spaced (0, 1, 2, 4, 8, 16, …), and every 25 steps'
+    """
+    steps = recipe.schedule()
+    head = ", ".join(map(str, steps[:6]))
+    return f"{len(steps)} steps from {steps[0]} to {steps[-1]}: log-spaced ({head}, …)" + (f", and every {recipe.every} steps" if recipe.every else "")
+
+
 def glue_protocol(params: dict, names: list[str]) -> None:
     """Hand the protocol box its values: from the chapter's parameters ``params``
     (:func:`~attncoda.face.results.run_parameters`) its windows, seeds and the ladder's steps (0: the recipe's own),
@@ -487,7 +500,7 @@ def glue_protocol(params: dict, names: list[str]) -> None:
         "N": params["n"], "L": params["length"], "seed": params["seed"], "first_row": protocol.COLLAPSE_FIRST_ROW, "n_triples": f"{params['n_triples']:,}",
         "revisions": ", ".join(checkpoints.PYTHIA_REVISIONS), "suite_seeds": ", ".join(map(str, params["suite_seeds"])), "steps": f"{recipe.steps:,}",
         "sizes": "; ".join(f"{h}-wide, {l} layer{'s' if l > 1 else ''} × {a} head{'s' if a > 1 else ''}" for h, l, a in sink_search.LADDER.values()),
-        "schedule": ", ".join(map(str, recipe.schedule())), "batch": recipe.batch, "task_length": recipe.length, "rate": f"{recipe.learning_rate:g}",
+        "schedule": schedule_text(recipe), "batch": recipe.batch, "task_length": recipe.length, "rate": f"{recipe.learning_rate:g}",
         "rate_schedule": "constant from the first step" if recipe.rates == "constant" else f"warm-up over {recipe.warmup} steps, then cosine decay to a tenth",
         "ladder_trial": sink_search.LADDER_TRIAL, "control_trial": sink_search.CONTROL_TRIAL, "control_size": sink_search.CONTROL_SIZE.replace("x", " × "),
         "target": sink_search.GROWN, "sink_eps": sink_search.SINK_EPS,

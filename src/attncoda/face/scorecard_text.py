@@ -89,7 +89,7 @@ def ours_text(v: Verdict) -> str:
     if v.verdict == sc.NOT_TESTABLE and not o:
         return "not in this record"
     if v.claim == "table1":
-        return f"largest difference {o['max_abs_diff']:.1g}"
+        return f"the same values (largest difference {o['max_abs_diff']:.1g})"
     if v.claim == "figure6":
         return f"{pct(o['rate'])} [{pct(o['low'])}, {pct(o['high'])}]"
     if v.claim == "curves_rise":
@@ -107,7 +107,7 @@ def ours_text(v: Verdict) -> str:
             return f"no [SEP] heads in {o['models']} encoders"
         return f"kept above dropped in {o['wins']} of {o['wins'] + o['losses']} samples"
     if v.claim == "collapse_share":
-        return "; ".join(f"{_short(g)} {s['mean']:.2f} [{s['low']:.2f}, {s['high']:.2f}]" if s["low"] != s["high"] else f"{g} {s['mean']:.2f}"
+        return "; ".join(f"{_short(g)}: {s['mean']:.2f} [{s['low']:.2f}, {s['high']:.2f}]" if s["low"] != s["high"] else f"{g}: {s['mean']:.2f}"
                          for g, s in o.items())
     if v.claim == "share_scale":
         means = " → ".join(f"{m:.2f}" for m in o["means"])
@@ -118,7 +118,8 @@ def ours_text(v: Verdict) -> str:
     if v.claim == "blow_up":
         return f"{o['ratio']:.1f}× [{o['low']:.1f}, {o['high']:.1f}] ({o['model']} at {pct(o['sparsity'], 0)})"
     if v.claim == "js_worse":
-        return f"JS better in {o['js_better']}, worse in {o['js_worse']} of {o['decided']} decided pairs ({o['pairs']} in all)"
+        return (f"JS prunes better in {o['js_better']} and worse in {o['js_worse']} of {o['pairs']} pairs with d_A^⊥ "
+                f"({o['pairs'] - o['decided']} not decided)")
     if v.claim == "predictor":
         return f"{o['confirmation']} confirmations, {o['abstention']} abstention{'s' if o['abstention'] != 1 else ''}, {o['failure']} failures"
     if v.claim == "deviation":
@@ -207,11 +208,11 @@ SHORT = {
 
 def opening_sentence(v: Verdict) -> str:
     """One sentence of a chapter's opening: the verdict word first, then the paper's claim and number, then ours."""
-    head = f"**{v.verdict.capitalize()}:** the paper: {SHORT[v.claim]}"
+    head = f"**{v.verdict.capitalize()}:** in the paper, {SHORT[v.claim]}"
     if v.verdict == sc.NOT_TESTABLE:
         command = ONLINE.get(v.claim)
         return f"{head}; here, {v.why}" + (f" (online, `{command}` tests it)." if command else ".")
-    return f"{head}; ours: {ours_text(v)}."
+    return f"{head}; here, {ours_text(v)}."
 
 
 def opening(verdicts: list[Verdict], limit: int = 3) -> str:
@@ -270,3 +271,16 @@ def chapter_opening(chapter: str, results) -> str:
     if not isinstance(results, dict):
         results = {stored["name"]: stored["results"] for stored in (json.loads(Path(p).read_text()) for p in results)}
     return opening(sc.chapter_verdicts(chapter, results, paper_reference()))
+
+
+def table_markdown(verdicts: list[Verdict], other_cpu: dict | None = None) -> str:
+    """The scorecard as a Markdown table (it wraps its cells, which a wide table of text needs): claim, verdict, the
+    paper's number, ours, the test and the chapter, one row per claim (:func:`rows`)."""
+    from .report import dollar_math, escape
+
+    header = ["claim", "verdict", "the paper", "ours", "test", "chapter"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in rows(verdicts, other_cpu):
+        cells = [row["claim"], f"**{row['verdict']}**", row["the paper"], row["ours"], row["test"], row["chapter"]]
+        lines.append("| " + " | ".join(dollar_math(escape(c)).replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines)
