@@ -5,6 +5,7 @@ trials), so a rerun on another model rewrites them."""
 from __future__ import annotations
 
 from ..studies.collapse_suite import SINK_GROWTH
+from ..studies.scorecard import LEVEL
 
 import numpy as np
 
@@ -274,7 +275,8 @@ def answer_sentence(sizes, series, pythia: dict[str, float]) -> str:
             where = ("a sink grew in every seed" if z.grew else f"no seed grew one past {GROWN}" if grown == 0
                      else f"a sink grew in {grown} of {len(z.final_other_sink)} seeds")
             items.append(f"- {label}: {share(z)}; {where} ({finals}).")
-    return "\n".join(items + [paper])
+    head = f"The share of the fall of H that the sink carries, mean over seeds [{100 * (1 - LEVEL):g} % t interval]:\n\n"
+    return head + "\n".join(items + [paper])
 
 
 def figure5a_sentence(series) -> str:
@@ -300,19 +302,13 @@ def figure5a_sentence(series) -> str:
 
 
 def _other_cpu(claim: str, verdict: str) -> str:
-    """A sentence when the committed two-CPU comparison (``data/verify/cross_cpu.json``) found ``claim``'s verdict
-    different on the other machine's record; empty otherwise."""
-    import json
+    """A sentence when the committed two-CPU comparison (:func:`~attncoda.face.scorecard_text.other_cpu_verdicts`) found
+    ``claim``'s verdict different on the other machine's record; empty otherwise."""
+    from .scorecard_text import other_cpu_verdicts
 
-    from ..base.paths import data_dir
-
-    path = data_dir() / "verify" / "cross_cpu.json"
-    if not path.exists():
+    other = other_cpu_verdicts().get(claim)
+    if other is None or other == verdict:
         return ""
-    moved = json.loads(path.read_text()).get("verdicts", {}).get(claim)
-    if not moved or moved["before"] == moved["after"]:
-        return ""
-    other = moved["before"] if moved["after"] == verdict else moved["after"]
     return (f" On the record built on another CPU this verdict was {other}, not {verdict}: it does not survive a change of machine, "
             "so this page rests nothing on it (the reproducibility page has the comparison).")
 

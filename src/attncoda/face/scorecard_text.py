@@ -141,7 +141,7 @@ def method_text(v: Verdict) -> str:
     if v.level in (0, 0.0):
         return v.test
     if v.level == sc.LEVEL:
-        return f"{v.test}; 95 %" if "interval" in v.test else f"{v.test}; level {v.level:g}"
+        return f"{v.test}; {pct(sc.INTERVAL, 0)}" if "interval" in v.test else f"{v.test}; level {v.level:g}"
     return v.test
 
 

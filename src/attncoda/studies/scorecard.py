@@ -30,7 +30,11 @@ REPRODUCED, DIFFERS, REVERSED, UNDECIDED, NOT_TESTABLE = "reproduced", "differs"
 VERDICTS = (REPRODUCED, DIFFERS, REVERSED, UNDECIDED, NOT_TESTABLE)
 
 LEVEL = 0.05
-"""Every test's two-sided level; intervals are 95 %."""
+"""Every test's two-sided level."""
+INTERVAL = 1 - LEVEL
+"""Every interval's confidence."""
+MIN_MODELS = 5
+"""The fewest models a rank correlation over models is tested on (below, no ordering can reach :data:`LEVEL`)."""
 
 TABLE1_TOLERANCE = 5e-5
 """Half a unit in the last of the four decimals the paper prints."""
@@ -184,9 +188,9 @@ def rates_rise_with_sink(record: dict, paper: dict) -> Verdict:
         return _missing("rates_rise", "measurement")
     sinks = [r["summary"]["signature_sink_mass"]["mean"] for r in models.values()]
     rates = [float(np.mean([r["summary"]["reversal"][m]["mean"] for m in CLASSICAL])) for r in models.values()]
-    if len(models) < 5:
+    if len(models) < MIN_MODELS:
         return Verdict("rates_rise", UNDECIDED, ours={"models": len(models)}, test="Spearman ρ, exact permutation p",
-                       level=LEVEL, why="fewer than 5 models")
+                       level=LEVEL, why=f"fewer than {MIN_MODELS} models")
     rho, p, how = spearman_permutation(sinks, rates)
     verdict = (REPRODUCED if rho > 0 else REVERSED) if p < LEVEL else UNDECIDED
     return Verdict("rates_rise", verdict, ours={"rho": rho, "p": p, "models": len(models)},
@@ -220,7 +224,7 @@ def calibration_deviation(record: dict, paper: dict) -> Verdict:
     mean, low, high = t_interval(means, LEVEL)
     verdict = REPRODUCED if high <= DEVIATION_TOLERANCE_POINTS else DIFFERS if low > DEVIATION_TOLERANCE_POINTS else UNDECIDED
     return Verdict("deviation", verdict, ours={"mean": mean, "low": low, "high": high, "max": worst, "models": len(means)},
-                   paper=dict(paper["figure3"]), test="t interval over models, against the 7.5-point threshold",
+                   paper=dict(paper["figure3"]), test=f"t interval over models, against the {DEVIATION_TOLERANCE_POINTS:g}-point threshold",
                    level=LEVEL)
 
 
