@@ -2,7 +2,8 @@
 
 A page's prose comes as blocks (a paragraph, a list item, a caption, a heading), with tables, code and math already
 replaced by one placeholder word each; an API page's parameter lists count as tables. Each block is split into sentences at a full stop, question or exclamation mark followed by a space and a
-letter, a digit or an opening bracket (a sentence may start with a model's name, such as "minilm-l6"); abbreviations such as "e.g." and "et al." do not end a sentence. A word is a
+letter, a digit, an opening bracket or a path's first character (a sentence may start with a model's name, such as
+"minilm-l6" or "/home/me/my-model", which the site test shows as "<test folder>/tiny-bert"); abbreviations such as "e.g." and "et al." do not end a sentence. A word is a
 run of characters between spaces that holds a letter or a digit.
 """
 
@@ -15,7 +16,7 @@ LIMIT = 45
 
 ABBREVIATIONS = ("e.g.", "i.e.", "et al.", "cf.", "vs.", "Fig.", "Eq.", "approx.", "resp.", "no.")
 
-_END = re.compile(r"(?<=[.!?])[\"”’)]?\s+(?=[A-Za-z0-9(\[“\"*_$])")
+_END = re.compile(r"(?<=[.!?])[\"”’)]?\s+(?=[A-Za-z0-9(\[“\"*_$/~<])")
 _WORD = re.compile(r"\S*[A-Za-z0-9]\S*")
 
 
@@ -24,6 +25,8 @@ def sentences(block: str) -> list[str]:
 
     >>> sentences("The share is 0.35. It falls, e.g. at 3 × 3. Why? Because only 1 × 1 grew a sink.")
     ['The share is 0.35.', 'It falls, e.g. at 3 × 3.', 'Why?', 'Because only 1 × 1 grew a sink.']
+    >>> sentences("It lies below at every K. /home/me/bert has no [SEP] heads.")
+    ['It lies below at every K.', '/home/me/bert has no [SEP] heads.']
     """
     text = " ".join(block.split())
     masked = text
