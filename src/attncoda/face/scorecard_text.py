@@ -150,7 +150,7 @@ def verdict_text(v: Verdict) -> str:
     if v.verdict != sc.NOT_TESTABLE:
         return v.verdict + (f" ({v.why})" if v.why else "")
     command = ONLINE.get(v.claim)
-    return f"{v.verdict}: {v.why}" + (f"; online: {command}" if command else "")
+    return f"{v.verdict}: {v.why}" + (f"; online: `{command}`" if command else "")
 
 
 def other_cpu_verdicts(path=None) -> dict[str, str]:
