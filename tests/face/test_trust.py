@@ -124,7 +124,64 @@ def link_into_record(tmp: Path) -> Path:
     return link
 
 
-SETUPS = {"code_folder": code_folder, "damaged_weights": damaged_weights, "not_gguf": not_gguf, "plain_file": plain_file,
+def weights_of_nothing(tmp: Path) -> Path:
+    """D1: a llama folder whose weights file holds one tensor that is not the model's: every parameter would be random."""
+    import torch
+    from safetensors.torch import save_file
+
+    folder = save_tiny("llama", tmp / "uncovered")
+    save_file({"foo": torch.zeros(2, 2)}, str(folder / "model.safetensors"))
+    return folder
+
+
+def gguf_missing_tensors(tmp: Path) -> Path:
+    """D1: a GGUF whose header claims 5 tensors: the reader sees 5 of them, and the rest of the model would be random."""
+    from tiny_models import save_tiny_gguf
+
+    path = save_tiny_gguf(tmp / "five.gguf")
+    data = bytearray(path.read_bytes())
+    data[8:16] = (5).to_bytes(8, "little")  # magic, version, then the tensor count
+    path.write_bytes(bytes(data))
+    return path
+
+
+def zero_weights(tmp: Path) -> Path:
+    """D4: a llama folder whose every weight is zero: every head attends alike, so no head triple can be compared."""
+    from safetensors.torch import load_file, save_file
+
+    folder = save_tiny("llama", tmp / "zeros")
+    weights = load_file(str(folder / "model.safetensors"))
+    save_file({k: v.zero_() for k, v in weights.items()}, str(folder / "model.safetensors"))
+    return folder
+
+
+def unknown_words(tmp: Path) -> Path:
+    """D15: a llama folder whose tokenizer knows no word of the text: every word is <unk>."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    folder = save_tiny("llama", tmp / "unknown")
+    core = Tokenizer(models.WordLevel({"<unk>": 0, "<s>": 1, "</s>": 2, "<pad>": 3, "zzz": 4}, unk_token="<unk>"))
+    core.pre_tokenizer = pre_tokenizers.Whitespace()
+    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        (folder / name).unlink(missing_ok=True)
+    PreTrainedTokenizerFast(tokenizer_object=core, unk_token="<unk>", bos_token="<s>", eos_token="</s>", pad_token="<pad>").save_pretrained(folder)
+    return folder
+
+
+def one_layer(tmp: Path) -> Path:
+    """D28: a llama of one layer: there is no pair of adjacent layers for the layer-wise collapse."""
+    from transformers import AutoModelForCausalLM
+
+    folder = save_tiny("llama", tmp / "one-layer")
+    model = AutoModelForCausalLM.from_pretrained(folder)
+    model.model.layers = model.model.layers[:1]
+    model.config.num_hidden_layers = 1
+    model.save_pretrained(folder)
+    return folder
+
+
+SETUPS = {"code_folder": code_folder, "zero_weights": zero_weights, "unknown_words": unknown_words, "one_layer": one_layer, "weights_of_nothing": weights_of_nothing, "gguf_missing_tensors": gguf_missing_tensors, "damaged_weights": damaged_weights, "not_gguf": not_gguf, "plain_file": plain_file,
           "file_in_the_way": file_in_the_way, "dangling_link": dangling_link, "link_into_record": link_into_record,
           "zero_config": lambda t: _folder_with_config(t, "zero", lambda p: p.symlink_to("/dev/zero")),
           "fifo_config": lambda t: _folder_with_config(t, "fifo", lambda p: os.mkfifo(p)),
@@ -218,6 +275,15 @@ PROBES = [
     ("verify-small-against-the-full-record", ["verify", "theory", "--profile", "small"], {}, 1,
      "the book's record holds chapter 'theory' at its default model, the full profile and default parameters"),
     ("verify-a-page-without-results", ["verify", "reproducibility"], {}, 1, "chapter 'reproducibility' writes no results of its own"),
+    # 8. (issue 44) no silent wrong answer
+    ("D1-weights-that-cover-nothing", ["audit", "--model", "{weights_of_nothing}", "--n", "2", "--length", "16"], {}, 1,
+     r"its weights do not cover the model: \d+ parameters are missing \(.*\) and 1 weight is not the model's \(foo\)"),
+    ("D1-gguf-missing-tensors", ["audit", "--model", "{gguf_missing_tensors}", "--n", "2", "--length", "16"], {}, 1,
+     r"five.gguf: its weights do not cover the model: \d+ parameters are missing"),
+    ("D4-every-head-alike", ["audit", "--model", "{zero_weights}", "--n", "2", "--length", "16", "--format", "json", "--fail-above", "0.05"], {}, 1,
+     "no head triple could be compared on seeds 0, 1, 2 .*so its reversal rate is undefined; audit a trained model"),
+    ("D15-text-the-tokenizer-does-not-know", ["audit", "--model", "{unknown_words}", "--n", "2", "--length", "16"], {}, 1,
+     "the tokenizer maps 100 % of the text sample to <unk> or padding; its windows would hold no text to measure"),
 ]
 
 
@@ -247,7 +313,9 @@ def test_probe(probe, sandbox, tiny_bert, capsys, monkeypatch):
         got = main(argv)
     except SystemExit as stop:  # argparse's own errors
         got = stop.code
-    err = capsys.readouterr().err.strip().splitlines()
+    err = [line for line in capsys.readouterr().err.strip().splitlines()
+           if not re.search(r"\d+%\|.*\| \d+/\d+ \[|: \d+/\d+, (done in|about) ", line)]  # progress (a GGUF's conversion bar, the
+    # audit's own steps on stderr, printed as the work goes) is not an error line: what is checked is the one line that ends it
     if os.environ.get("ATTNCODA_PROBE_LOG"):  # the table of a closing note: each probe's command, exit code and line
         with open(os.environ["ATTNCODA_PROBE_LOG"], "a") as log:
             log.write(json.dumps({"probe": name, "argv": probe[1], "env": probe[2], "exit": got, "line": (err[-1] if err else "").replace(str(sandbox), "<tmp>").replace(str(tiny_bert), "<tiny_bert>")}) + "\n")
@@ -566,6 +634,30 @@ def test_a_gguf_conversion_of_another_file_is_named_and_converted_again(sandbox,
     assert loaded.info.layers == 2 and any(folder.glob("*.safetensors"))
 
 
+@pytest.mark.parametrize("damage", ["zeroed", "truncated"])
+def test_d5_a_converted_gguf_folder_checks_its_own_weights(sandbox, capsys, damage):
+    """D5: a conversion whose weights were changed after it was made (zeroed in place, or cut short) is not trusted on
+    its SOURCE_SHA256 marker: it is named and converted again, and the model loads with its own weights."""
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    from attncoda.engine.models import load_model
+    from tiny_models import save_tiny_gguf
+
+    gguf = save_tiny_gguf(sandbox / "tiny.gguf")
+    first = {k: v.clone() for k, v in load_model(str(gguf)).model.state_dict().items()}
+    [folder] = (sandbox / "cache" / "models").glob("gguf-*")
+    [weights] = folder.glob("*.safetensors")
+    if damage == "zeroed":
+        save_file({k: torch.zeros_like(v) for k, v in load_file(str(weights)).items()}, str(weights), metadata={"format": "pt"})
+    else:
+        weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
+    capsys.readouterr()
+    again = load_model(str(gguf)).model.state_dict()
+    assert "converting again" in capsys.readouterr().err
+    assert all(torch.equal(first[k], again[k]) for k in first)
+
+
 def test_mpnet_extraction_and_archive_repair_themselves(sandbox, monkeypatch):
     import zipfile
 
@@ -699,3 +791,63 @@ def test_sigterm_ends_in_one_line_and_leaves_nothing_behind(sandbox):
     assert err.strip().splitlines()[-1] == "attncoda: terminated" and "Traceback" not in err
     assert not list(Path(tempfile.gettempdir()).glob(f"attncoda-progress-{process.pid}-*.log"))
     assert not list((sandbox / "out").rglob("*.part.ipynb"))
+
+
+def test_d19_json_is_strict_and_names_what_is_undefined(sandbox, tiny_bert, capsys):
+    """D19 and D28: a report with an undefined statistic is strict JSON (null, never a bare NaN), names the field under
+    "undefined", ranks no key as nan, and a one-layer model's text report says why its layer-wise collapse is undefined,
+    without a numpy warning."""
+    import warnings
+
+    folder = one_layer(sandbox)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        assert main(["audit", "--model", str(folder), "--n", "2", "--length", "16", "--format", "json"]) == 0
+        out = capsys.readouterr().out
+        report = json.loads(out, parse_constant=lambda name: pytest.fail(f"a bare {name} in the JSON"))
+        assert report["collapse_disagreement"] is None and "collapse_disagreement" in report["undefined"]["fields"]
+        assert all(k["mean_attention"] is not None for k in report["top_keys"])
+        assert main(["audit", "--model", str(folder), "--n", "2", "--length", "16"]) == 0
+    text = capsys.readouterr().out
+    assert "undefined: a model with one layer has no pair of adjacent layers" in text and "nan" not in text.lower()
+
+
+def _attncoda(argv, env, timeout=240):
+    """The command line in a process of its own (a read that blocks would hang the test's own process)."""
+    code = "import sys; from attncoda.face.cli import main; sys.exit(main(sys.argv[1:]))"
+    return subprocess.run([sys.executable, "-c", code, *argv], env={**os.environ, **env}, capture_output=True, text=True, timeout=timeout)
+
+
+def test_d6_a_fifo_at_a_cache_entry_or_the_checksum_book_does_not_block(sandbox, tiny_bert):
+    """D6: a FIFO where a signatures entry or ``checksums.json`` should be is not read (a read would block forever): the
+    entry is computed again and the checksum book rebuilt."""
+    env = {"ATTNCODA_CACHE": str(sandbox / "cache"), "ATTNCODA_OUTPUT": str(sandbox / "out")}
+    argv = ["signatures", "--model", str(tiny_bert), "--n", "2", "--length", "16"]
+    assert _attncoda(argv, env).returncode == 0
+    [entry] = (sandbox / "cache").rglob("*.npz")
+    entry.unlink()
+    os.mkfifo(entry)
+    book = sandbox / "cache" / "checksums.json"
+    book.unlink()
+    os.mkfifo(book)
+    again = _attncoda(argv, env)
+    assert again.returncode == 0, again.stderr
+    assert entry.is_file() and book.is_file() and "was damaged; it is rebuilt" in again.stderr
+
+
+def test_d10_a_cached_result_that_was_edited_is_computed_again(sandbox, tiny_bert, capsys):
+    """D10: an attention-map entry whose key is intact but whose result was replaced (a string, or huge and NaN numbers)
+    no longer matches the SHA-256 stored beside it: it is named and computed again, never printed."""
+    argv = ["audit", "--model", str(tiny_bert), "--n", "2", "--length", "16", "--seeds", "0"]
+    assert main(argv) == 0
+    first = capsys.readouterr().out
+    entries = sorted((sandbox / "cache").rglob("attention_map/**/*.json"))
+    assert entries
+    for garbage in ("garbage", {"positions": [{"key": 0, "mean_attention": 1e308}, {"key": 1, "mean_attention": float("nan")}]}):
+        for path in entries:
+            data = json.loads(path.read_text())
+            data["result"] = garbage
+            path.write_text(json.dumps(data))
+        assert main(argv) == 0
+        captured = capsys.readouterr()
+        assert "does not hold what its name promises" in captured.err and captured.out == first

@@ -70,3 +70,56 @@ def test_every_analysis_runs_on_imported_patterns(captured):
 def test_bad_patterns_are_one_line(bad, message):
     with pytest.raises(ValueError, match=message):
         signatures_from_patterns(bad)
+
+
+def _rows(layers=2, heads=3, keys=6, windows=1, seed=0):
+    rng = np.random.default_rng(seed)
+    p = np.tril(rng.random((windows, layers, heads, keys, keys))) + 1e-3 * np.tril(np.ones((keys, keys)))
+    return p / p.sum(-1, keepdims=True)
+
+
+def test_every_layer_is_checked_not_only_the_first():
+    """D2: a later layer scaled, holding NaN or attending to future keys is refused, naming the layer."""
+    import pytest
+
+    from attncoda.engine.patterns import signatures_from_patterns
+
+    good = _rows()
+    scaled, nan, future = good.copy(), good.copy(), good.copy()
+    scaled[:, 1] *= 2
+    nan[:, 1, 0, 3, 0] = np.nan
+    future[:, 1, 0, 0] = 1 / 6
+    for bad, said in ((scaled, "layer 1's attention rows must sum to 1"), (nan, "layer 1's attention patterns must be finite"),
+                      (future, "layer 1 attends to later keys")):
+        with pytest.raises(ValueError, match=said):
+            signatures_from_patterns(bad)
+
+
+def test_a_mapping_with_a_gap_in_its_blocks_is_refused():
+    """D3: a TransformerLens-style mapping with blocks 0 and 7 only is not one layer."""
+    import pytest
+
+    from attncoda.engine.patterns import signatures_from_patterns
+
+    good = _rows(layers=1)[:, 0]
+    with pytest.raises(ValueError, match="hold blocks 0, 7 but not 1, 2, 3, 4, 5"):
+        signatures_from_patterns({"blocks.0.attn.hook_pattern": good, "blocks.7.attn.hook_pattern": good})
+    with pytest.raises(ValueError, match="holds none"):
+        signatures_from_patterns({"layer0": good})
+
+
+def test_bad_sinks_and_empty_patterns_are_one_line_and_bf16_is_accepted():
+    """D26: a sink of (0.5,), "0" or True, an empty pattern, and bf16 rows (which sum to 1 only to bf16's precision)."""
+    import pytest
+    import torch
+
+    from attncoda.engine.patterns import signatures_from_patterns
+
+    good = _rows()
+    for sink in ((0.5,), "0", True, (0, 0), (9,)):
+        with pytest.raises(ValueError, match="sink keys"):
+            signatures_from_patterns(good, sink=sink)
+    with pytest.raises(ValueError, match="non-empty"):
+        signatures_from_patterns(np.zeros((1, 2, 0, 0)))
+    sig = signatures_from_patterns(torch.tensor(_rows(keys=64)).to(torch.bfloat16))
+    assert sig.shape[-1] == 64

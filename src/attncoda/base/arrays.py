@@ -38,9 +38,10 @@ def save_arrays(path: Path, arrays: dict[str, np.ndarray], header: dict) -> None
 
 
 def load_arrays(path: Path) -> tuple[dict, dict[str, np.ndarray]] | None:
-    """``(header, arrays)`` of a file written by :func:`save_arrays`; None if missing, unreadable or damaged."""
+    """``(header, arrays)`` of a file written by :func:`save_arrays`; None if missing, not a regular file (a FIFO would
+    block the read forever), unreadable or damaged."""
     path = Path(path)
-    if not path.exists():
+    if not path.is_file():
         return None
     try:
         with np.load(path, allow_pickle=False) as z:

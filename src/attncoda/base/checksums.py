@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from importlib import metadata
 from pathlib import Path
 
@@ -35,13 +36,14 @@ def cached_sha256(path: Path) -> str:
 
 def _read_book(book: Path) -> dict:
     """The remembered checksums; a damaged file is named on stderr and rebuilt (it only saves time)."""
-    if not book.exists():
+    if not os.path.lexists(book):
         return {}
     try:
-        known = json.loads(book.read_text())
-        if isinstance(known, dict) and all(isinstance(v, str) for v in known.values()):
-            return known
-    except (ValueError, UnicodeDecodeError):
+        if book.is_file():  # a FIFO or a device at its path would block the read forever: it is damaged, and replaced
+            known = json.loads(book.read_text())
+            if isinstance(known, dict) and all(isinstance(v, str) for v in known.values()):
+                return known
+    except (ValueError, UnicodeDecodeError, RecursionError):
         pass
     import sys
 

@@ -75,7 +75,8 @@ class AttentionMapAccumulator:
     def finish(self, token_names=None) -> dict:
         with np.errstate(invalid="ignore", divide="ignore"):
             per_position = self.position_mass / self.position_rows
-        order = [int(k) for k in np.argsort(np.nan_to_num(per_position, nan=-1.0))[::-1][:TOP]]
+        ranked = np.flatnonzero(np.isfinite(per_position))  # a key no far row reached has no mean: it is not ranked, not "nan"
+        order = [int(k) for k in ranked[np.argsort(per_position[ranked])[::-1]][:TOP]]
         counted = {v: self.token_mass[v] / self.token_rows[v] for v in self.token_mass if self.token_rows[v] > 0}
         frequent = sorted((v for v in counted if self.token_count[v] >= MIN_OCCURRENCES), key=lambda v: -counted[v])
         names = token_names or (lambda ids: [str(i) for i in ids])

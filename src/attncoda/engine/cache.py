@@ -153,9 +153,9 @@ def cache_or_compute(model: str, jobs, path_for: Callable, read: Callable, write
 class KeyedJson:
     """JSON cache entries that carry their key: ``{"key": …, "result": …}`` at ``<kind>/<model>/<hash of the key>.json``.
 
-    :meth:`read` uses an entry only when the key stored in it hashes to the entry's own path, so a file copied from
-    another model's or another sample's key, an empty ``{}`` or a damaged file is named on stderr and computed again
-    (``None``), never used. :meth:`path` is ``cache_or_compute``'s ``path_for`` step, and remembers the key for :meth:`write`.
+    :meth:`read` uses an entry only when the key stored in it hashes to the entry's own path and its result still has
+    the SHA-256 written beside it (:func:`result_digest`), so a file copied from another model's or another sample's
+    key, an empty ``{}``, a damaged file or an edited result is named on stderr and computed again (``None``), never used. :meth:`path` is ``cache_or_compute``'s ``path_for`` step, and remembers the key for :meth:`write`.
     """
 
     def __init__(self, kind: str):
@@ -173,7 +173,8 @@ class KeyedJson:
             return None
         data = read_json(path)
         try:
-            holds = isinstance(data, dict) and set(data) == {"key", "result"} and self.path(dict(data["key"])) == Path(path)
+            holds = (isinstance(data, dict) and set(data) == {"key", "result", "sha256"} and self.path(dict(data["key"])) == Path(path)
+                     and data["sha256"] == result_digest(data["result"]))
         except (TypeError, ValueError, KeyError, AttributeError):
             holds = False
         if not holds:
@@ -183,14 +184,28 @@ class KeyedJson:
         return data["result"]
 
     def write(self, result, path: Path) -> None:
-        write_json({"key": self.keys[Path(path)], "result": result}, path)
+        write_json({"key": self.keys[Path(path)], "result": result, "sha256": result_digest(result)}, path)
+
+
+def result_digest(result) -> str:
+    """SHA-256 of a cached result's canonical JSON (sorted keys): what a keyed entry stores beside its result.
+
+    >>> result_digest({"b": 1, "a": [0.5]}) == result_digest({"a": [0.5], "b": 1})
+    True
+    """
+    import hashlib
+
+    return hashlib.sha256(json.dumps(result, sort_keys=True, allow_nan=True).encode()).hexdigest()
 
 
 def read_json(path: Path):
-    """A result cached as JSON, or None when it is missing or unreadable (then it is computed again)."""
+    """A result cached as JSON, or None when it is missing, not a regular file (a FIFO would block the read forever),
+    unreadable or nested beyond Python's recursion limit (then it is computed again)."""
     try:
+        if not Path(path).is_file():
+            return None
         return json.loads(Path(path).read_text())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
 
 

@@ -84,6 +84,33 @@ def layout_for(tokenizer, length: int) -> WindowLayout:
     return layout
 
 
+MAX_UNKNOWN_SHARE = 0.5
+"""The most of a sample's text tokens that may be the tokenizer's unknown or padding token: beyond it, the windows hold
+too little text for any reading of the model's attention to mean anything."""
+
+
+def check_coverage(tokenizer, body: np.ndarray) -> None:
+    """Refuse windows whose text the tokenizer does not cover (ValueError in one line): a tokenizer that maps the text
+    to ``<unk>`` (or pads it) gives windows of one repeated token, and every number measured on them would be confident
+    and meaningless.
+
+    >>> class Tok: unk_token_id, pad_token_id, unk_token = 0, 1, "<unk>"
+    >>> check_coverage(Tok(), np.array([[5, 6, 0, 7]]))
+    >>> check_coverage(Tok(), np.array([[0, 0, 0, 7]]))
+    Traceback (most recent call last):
+    ...
+    ValueError: the tokenizer maps 75 % of the text sample to <unk> or padding; its windows would hold no text to measure. Use the model's own tokenizer, saved with it
+    """
+    unknown = [t for t in (getattr(tokenizer, "unk_token_id", None), getattr(tokenizer, "pad_token_id", None)) if t is not None]
+    if not unknown or body.size == 0:
+        return
+    share = float(np.isin(body, unknown).mean())
+    if share > MAX_UNKNOWN_SHARE:
+        name = getattr(tokenizer, "unk_token", None) or "unknown"
+        raise ValueError(f"the tokenizer maps {100 * share:.0f} % of the text sample to {name} or padding; its windows would hold no text "
+                         "to measure. Use the model's own tokenizer, saved with it")
+
+
 def text_windows(tokenizer, n: int, length: int, seed: int, corpus: str = "wikipedia", split: str = "sample") -> tuple[np.ndarray, WindowLayout]:
     """``n`` windows of exactly ``length`` token ids, shape ``(n, length)``, and their layout.
 
@@ -134,6 +161,7 @@ def text_windows(tokenizer, n: int, length: int, seed: int, corpus: str = "wikip
             raise ValueError(f"the {corpus} {split} split has {len(stream)} tokens, fewer than the {needed} that {n} windows of {length} need; "
                              f"with this tokenizer it gives {n} windows of at most {longest} tokens: use a smaller --n or --length")
     body = np.asarray(stream[:needed], dtype=np.int64).reshape(n, layout.text_tokens)
+    check_coverage(tokenizer, body)
     pre = np.tile(np.asarray(layout.prefix, dtype=np.int64), (n, 1))
     post = np.tile(np.asarray(layout.suffix, dtype=np.int64), (n, 1))
     return np.concatenate([pre, body, post], axis=1), layout

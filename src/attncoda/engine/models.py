@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from ..base.checksums import cached_sha256
+from ..base.checksums import cached_sha256, sha256_file
 from ..base.errors import ModelError
 from ..base.files import atomic_folder
 from ..base.paths import cache_dir
@@ -206,7 +206,9 @@ def _gguf_folder(gguf: Path) -> Path:
 
     def dequantize(staging: Path) -> None:
         tokenizer = tf.AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name, trust_remote_code=False)
-        model = tf.AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32, trust_remote_code=False)
+        model, info = tf.AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32, trust_remote_code=False,
+                                                              output_loading_info=True)
+        check_coverage(info, str(gguf))  # a GGUF that lacks tensors would be saved with random ones in their place
         # The weights are already dequantized to float32; drop the GGUF quantizer so the model saves as plain safetensors.
         if hasattr(model.config, "quantization_config"):
             del model.config.quantization_config
@@ -215,14 +217,16 @@ def _gguf_folder(gguf: Path) -> Path:
         model.save_pretrained(staging)
         tokenizer.save_pretrained(staging)
         (staging / "SOURCE_SHA256").write_text(f"{digest}  {gguf.name}\n")
+        weights = sorted(staging.glob("*.safetensors"))
+        (staging / WEIGHTS_SHA256).write_text("".join(f"{sha256_file(w)}  {w.name}\n" for w in weights))
 
     folder = cache_dir() / "models" / f"gguf-{digest[:16]}"
     if os.path.lexists(folder) and not conversion_holds(folder, digest):
         import shutil
         import sys
 
-        print(f"attncoda: the converted folder {folder} is incomplete or not the conversion of {gguf.name} "
-              "(its SOURCE_SHA256, config or weights do not match); converting again", file=sys.stderr, flush=True)
+        print(f"attncoda: the converted folder {folder} is incomplete, changed or not the conversion of {gguf.name} "
+              "(its SOURCE_SHA256, WEIGHTS_SHA256, config or weights do not match); converting again", file=sys.stderr, flush=True)
         if folder.is_dir() and not folder.is_symlink():
             shutil.rmtree(folder)
         else:
@@ -230,15 +234,25 @@ def _gguf_folder(gguf: Path) -> Path:
     return atomic_folder(folder, dequantize)
 
 
+WEIGHTS_SHA256 = "WEIGHTS_SHA256"
+"""A converted GGUF folder's record of its own weights files' SHA-256, written when it is made."""
+
+
 def conversion_holds(folder: Path, digest: str) -> bool:
-    """Whether a cached GGUF conversion is complete and made from the GGUF file whose SHA-256 is ``digest``: its
-    ``SOURCE_SHA256`` names that checksum, and its config and weights are there and pass :func:`check_folder`."""
+    """Whether a cached GGUF conversion is complete, made from the GGUF file whose SHA-256 is ``digest``, and unchanged
+    since: its ``SOURCE_SHA256`` names that checksum, every weights file it recorded in ``WEIGHTS_SHA256`` is there
+    with that SHA-256 (a zeroed or truncated file is not the conversion), and its config passes :func:`check_folder`."""
     try:
         source = (folder / "SOURCE_SHA256").read_text().split()
-        if not source or source[0] != digest or not any(folder.glob("*.safetensors")):
+        if not source or source[0] != digest:
+            return False
+        recorded = [line.split() for line in (folder / WEIGHTS_SHA256).read_text().splitlines() if line.strip()]
+        if not recorded or any(len(r) != 2 or not (folder / r[1]).is_file() or cached_sha256(folder / r[1]) != r[0] for r in recorded):
+            return False
+        if {p.name for p in folder.glob("*.safetensors")} != {r[1] for r in recorded}:
             return False
         check_folder(folder)
-    except (OSError, ModelError):
+    except (OSError, ModelError, ValueError):
         return False
     return True
 
@@ -279,14 +293,74 @@ def _from_pretrained(target: str, causal_hint: bool | None, revision: str | None
     causal = model_type not in ENCODER_TYPES if causal_hint is None else causal_hint
     if vision:
         processor = tf.AutoImageProcessor.from_pretrained(target, **common)
-        model = tf.AutoModel.from_pretrained(target, **kwargs)
+        model, info = tf.AutoModel.from_pretrained(target, output_loading_info=True, **kwargs)
     else:
         processor = tf.AutoTokenizer.from_pretrained(target, **common)
         masked_lm = any(a.endswith("ForMaskedLM") for a in (getattr(config, "architectures", None) or []))
         auto = tf.AutoModelForCausalLM if causal else (tf.AutoModelForMaskedLM if masked_lm else tf.AutoModel)
-        model = auto.from_pretrained(target, **kwargs)
+        model, info = auto.from_pretrained(target, output_loading_info=True, **kwargs)
+        if masked_lm and not causal and only_the_head_is_missing(info):
+            # a sentence-embedding folder keeps its config's *ForMaskedLM but not the head: load the encoder alone, so that no
+            # random head passes for the model's own (the pseudo-perplexity then refuses it: it has no language-modelling head)
+            model, info = tf.AutoModel.from_pretrained(target, output_loading_info=True, **kwargs)
+    check_coverage(info, target)
     model.eval()
     return model, processor, config, causal, vision
+
+
+UNUSED_BY_ATTENTION = ("pooler.",)
+"""Parameters a model may lack without touching its attention or its language-modelling head: an encoder's pooler
+(sentence-embedding folders often ship without one). Any other missing parameter would be left at its random
+initialization, so the load is refused."""
+
+
+HEAD_PREFIXES = ("lm_head.", "cls.")
+"""Where an encoder's masked-language-modelling head lives (MPNet, RoBERTa: ``lm_head``; BERT: ``cls.predictions``)."""
+
+
+def only_the_head_is_missing(info: dict) -> bool:
+    """Whether every parameter missing from the weights belongs to the masked-LM head (:data:`HEAD_PREFIXES`).
+
+    >>> only_the_head_is_missing({"missing_keys": ["lm_head.decoder.bias", "lm_head.dense.weight"]})
+    True
+    >>> only_the_head_is_missing({"missing_keys": ["lm_head.decoder.bias", "encoder.layer.0.attention.self.query.weight"]})
+    False
+    """
+    missing = list(info.get("missing_keys") or ())
+    return bool(missing) and all(k.startswith(HEAD_PREFIXES) for k in missing)
+
+
+def check_coverage(info: dict, target: str) -> None:
+    """Refuse a model whose weights do not cover it (ModelError in one line): transformers fills a parameter missing
+    from the weights with random numbers and only warns, so every number computed from it would be silently wrong.
+    ``info`` is ``from_pretrained``'s loading info; keys of :data:`UNUSED_BY_ATTENTION` may be missing, and unexpected
+    keys (weights the model does not use, such as a classification head) are named only beside missing ones.
+
+    >>> check_coverage({"missing_keys": ["bert.pooler.dense.weight"], "unexpected_keys": ["cls.predictions.bias"]}, "m")
+    >>> check_coverage({"missing_keys": ["model.layers.0.self_attn.q_proj.weight", "lm_head.weight"], "unexpected_keys": ["foo"]}, "m")
+    Traceback (most recent call last):
+    ...
+    attncoda.base.errors.ModelError: m: its weights do not cover the model: 2 parameters are missing (model.layers.0.self_attn.q_proj.weight, lm_head.weight) and 1 weight is not the model's (foo); they would be random numbers, so nothing is computed from them. Save the model again with save_pretrained, or pass the folder its weights belong to
+    """
+    missing = sorted(set(info.get("missing_keys") or ()), key=list(info.get("missing_keys") or ()).index)
+    missing = [k for k in missing if not any(part in k for part in UNUSED_BY_ATTENTION)]
+    mismatched = [k[0] if isinstance(k, tuple) else k for k in info.get("mismatched_keys") or ()]
+    if not missing and not mismatched:
+        return
+    unexpected = list(info.get("unexpected_keys") or ())
+
+    def named(keys) -> str:
+        return ", ".join(keys[:3]) + (f", and {len(keys) - 3:,} more" if len(keys) > 3 else "")
+
+    parts = []
+    if missing:
+        parts.append(f"{len(missing):,} parameter{'s are' if len(missing) != 1 else ' is'} missing ({named(missing)})")
+    if mismatched:
+        parts.append(f"{len(mismatched):,} ha{'ve' if len(mismatched) != 1 else 's'} another shape ({named(mismatched)})")
+    if unexpected:
+        parts.append(f"{len(unexpected):,} weight{'s are' if len(unexpected) != 1 else ' is'} not the model's ({named(unexpected)})")
+    raise ModelError(f"{target}: its weights do not cover the model: {' and '.join(parts)}; they would be random numbers, so nothing is "
+                     "computed from them. Save the model again with save_pretrained, or pass the folder its weights belong to")
 
 
 def _count(config, *names) -> int:

@@ -23,19 +23,48 @@ from ..base.protocol import EPS_SWEEP
 from .signatures import SignatureAccumulator, SignatureMeta, Signatures, WindowLayout, sink_positions
 
 TL_KEY = "blocks.{}.attn.hook_pattern"
+TL_PATTERN = __import__("re").compile(r"blocks\.(\d+)\.attn\.hook_pattern")
+
+
+LOW_PRECISION = ("torch.bfloat16", "torch.float16", "float16")
+"""Pattern dtypes whose rows sum to 1 only to about 1 % (8 or 11 significant bits)."""
+ROW_SUM_TOLERANCE = {False: 1e-3, True: 2e-2}
+"""How far a row may sum from 1: float32 or wider, and low precision."""
+
+
+def _float(x) -> np.ndarray:
+    """A pattern as a float array; bfloat16 and float16 tensors are widened first (numpy has no bfloat16)."""
+    if hasattr(x, "dtype") and str(x.dtype) in LOW_PRECISION[:2] and hasattr(x, "float"):
+        x = x.float()
+    return as_numpy(x)
+
+
+def _low_precision(patterns) -> bool:
+    """Whether the patterns were given in bfloat16 or float16."""
+    if hasattr(patterns, "keys"):
+        items = [patterns[k] for k in patterns.keys() if TL_PATTERN.fullmatch(str(k))]
+    elif isinstance(patterns, (list, tuple)):
+        items = list(patterns)
+    else:
+        items = [patterns]
+    return any(str(getattr(x, "dtype", "")) in LOW_PRECISION for x in items)
 
 
 def _layers(patterns) -> list[np.ndarray]:
-    """Per-layer ``(window, head, query, key)`` float arrays from any of the accepted inputs."""
-    if hasattr(patterns, "keys") and TL_KEY.format(0) in patterns.keys():
-        layers, i = [], 0
-        while TL_KEY.format(i) in patterns.keys():
-            layers.append(as_numpy(patterns[TL_KEY.format(i)]))
-            i += 1
-        return layers
+    """Per-layer ``(window, head, query, key)`` float arrays from any of the accepted inputs. A mapping must hold its
+    blocks' patterns from block 0 without a gap (a cache with blocks 0 and 7 only would silently be one layer)."""
+    if hasattr(patterns, "keys") and any(TL_PATTERN.fullmatch(str(k)) for k in patterns.keys()):
+        found = sorted(int(TL_PATTERN.fullmatch(str(k)).group(1)) for k in patterns.keys() if TL_PATTERN.fullmatch(str(k)))
+        if found != list(range(len(found))):
+            gaps = sorted(set(range(found[-1] + 1)) - set(found))
+            raise ValueError(f"the patterns hold blocks {', '.join(map(str, found))} but not {', '.join(map(str, gaps[:5]))}: give every "
+                             f"block's {TL_KEY.format('{l}')} from block 0 on, or the layers would be misnumbered")
+        return [_float(patterns[TL_KEY.format(i)]) for i in found]
+    if hasattr(patterns, "keys"):
+        raise ValueError(f"a mapping of patterns must hold {TL_KEY.format('{l}')} entries (a TransformerLens cache); this one holds none")
     if isinstance(patterns, (list, tuple)):
-        return [as_numpy(x) for x in patterns]
-    a = as_numpy(patterns)
+        return [_float(x) for x in patterns]
+    a = _float(patterns)
     if a.ndim == 4:
         a = a[None]
     if a.ndim != 5:
@@ -46,6 +75,29 @@ def _layers(patterns) -> list[np.ndarray]:
 def _is_causal(layer: np.ndarray) -> bool:
     """True when no query attends to a later key (every entry above the diagonal is zero)."""
     return bool(np.all(np.triu(layer, k=1) == 0))
+
+
+def check_sink_keys(sink, keys: int) -> tuple[int, ...]:
+    """A sink set given as key indices, checked: integers (not booleans, floats or text), each in ``0..keys − 1``, none
+    repeated, and leaving at least two content keys (ValueError in one line).
+
+    >>> check_sink_keys(None, 8), check_sink_keys([0, 1], 8)
+    ((0,), (0, 1))
+    >>> check_sink_keys((0.5,), 8)
+    Traceback (most recent call last):
+    ...
+    ValueError: sink keys must be whole key indices in 0..7; got (0.5,)
+    """
+    if sink is None:
+        return (0,)
+    values = tuple(sink) if isinstance(sink, (list, tuple, np.ndarray)) else (sink,)
+    if not values or not all(isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)) and 0 <= k < keys for k in values):
+        raise ValueError(f"sink keys must be whole key indices in 0..{keys - 1}; got {values!r}")
+    if len(set(values)) != len(values):
+        raise ValueError(f"sink keys {values!r} repeat a key; name each once")
+    if keys - len(values) < 2:
+        raise ValueError(f"the sink keys {values!r} leave {keys - len(values)} of {keys} keys as content; a row needs at least two content keys")
+    return tuple(int(k) for k in values)
 
 
 def signatures_from_patterns(patterns, model: str = "patterns", sink=None, causal: bool | None = None, bos_prepended: bool = False,
@@ -79,21 +131,28 @@ def signatures_from_patterns(patterns, model: str = "patterns", sink=None, causa
         Per-head signatures ``(layers, heads, keys)`` and row statistics, ready for
         :func:`attncoda.studies.measurement.measure_signatures` and :func:`attncoda.studies.audit.audit`.
     """
-    layers = _layers(patterns)
+    layers, low = _layers(patterns), _low_precision(patterns)
     if not layers:
         raise ValueError("no attention patterns were given")
     shapes = {x.shape for x in layers}
     if len(shapes) != 1:
         raise ValueError(f"every layer's pattern must have the same shape (window, head, query, key); got {sorted(shapes)}")
+    if len(layers[0].shape) != 4 or 0 in layers[0].shape:
+        raise ValueError(f"each layer's pattern must be a non-empty (window, head, query, key) array; got shape {layers[0].shape}")
     windows, heads, queries, keys = layers[0].shape
     if queries != keys:
         raise ValueError(f"patterns must be square (query = key positions); got {queries} queries and {keys} keys")
-    if np.any(~np.isfinite(layers[0])) or np.any(layers[0] < 0):
-        raise ValueError("attention patterns must be finite and non-negative (probabilities, not scores)")
-    if not np.allclose(layers[0].sum(axis=-1), 1.0, atol=1e-3):
-        raise ValueError("attention rows must sum to 1 (pass the softmax output, not the scores)")
+    for i, layer in enumerate(layers):  # every layer, not only the first: a damaged later layer is as wrong
+        if np.any(~np.isfinite(layer)) or np.any(layer < 0):
+            raise ValueError(f"layer {i}'s attention patterns must be finite and non-negative (probabilities, not scores)")
+        if not np.allclose(layer.sum(axis=-1), 1.0, atol=ROW_SUM_TOLERANCE[low]):
+            raise ValueError(f"layer {i}'s attention rows must sum to 1 (pass the softmax output, not the scores)")
     causal = _is_causal(layers[0]) if causal is None else causal
-    sink = tuple(sink) if sink is not None else (0,)
+    if causal:
+        late = [i for i, layer in enumerate(layers) if not _is_causal(layer)]
+        if late:
+            raise ValueError(f"the patterns are causal, but layer {late[0]} attends to later keys; pass causal=False if the model is bidirectional")
+    sink = check_sink_keys(sink, keys)
     acc = SignatureAccumulator(len(layers), heads, keys, causal, sink, eps_values)
     for i, layer in enumerate(layers):
         acc.update(i, layer.astype(np.float32))

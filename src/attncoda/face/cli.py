@@ -182,7 +182,7 @@ def _audit(args) -> None:
     from ..engine.attention_map import attention_maps
     from ..engine.models import reusing_loads
     from ..base.progress import ENV as progress_env
-    from ..studies.audit import MAX_TRIPLES, MIN_TRIPLES, audit, check_sink, parse_sink, render
+    from ..studies.audit import MAX_TRIPLES, MIN_TRIPLES, audit, check_sink, fail_above_rule, parse_sink, render
 
     get_metric(args.metric)  # an unknown metric, sink set or seed list fails before any model loads
     check_sink(args.sink, args.length)
@@ -208,9 +208,7 @@ def _audit(args) -> None:
         print(f"attncoda: note: {note}", file=sys.stderr, flush=True)
     report = replace(audit(sigs, args.metric, args.sink, args.triples, curves, spec, maps), prediction_note=note)
     if args.fail_above is not None:
-        failed = report.reversal.interval[0] > args.fail_above
-        report = replace(report, ci={"fail_above": args.fail_above, "failed": failed,
-                                     "rule": f"the interval's lower bound {report.reversal.interval[0]:.4f} {'>' if failed else '<='} {args.fail_above}"})
+        report = replace(report, ci=fail_above_rule(report.reversal.interval, args.fail_above))
     print(render(report, args.format), end="")
     if report.ci and report.ci["failed"]:
         raise SystemExit(1)

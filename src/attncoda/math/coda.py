@@ -106,8 +106,12 @@ def split_indices(sink: Sink, n_parts: int) -> tuple[np.ndarray, np.ndarray]:
     """
     if sink is None:
         sink = (0,)
+    if isinstance(sink, (bool, np.bool_, str, bytes)) or not isinstance(sink, (int, np.integer, list, tuple, np.ndarray, range)):
+        raise ValueError(f"sink must be a key index or a sequence of key indices (e.g. sink=(0,)); got {sink!r}")
     if isinstance(sink, (int, np.integer)):
         sink = (int(sink),)
+    if not all(isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)) for i in sink):
+        raise ValueError(f"sink indices must be whole numbers (e.g. sink=(0,)); got {tuple(sink)!r}")
     idx = [int(i) for i in sink]
     if not idx:
         raise ValueError("the sink set is empty; pass at least one key index, e.g. sink=(0,)")

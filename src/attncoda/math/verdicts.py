@@ -21,6 +21,43 @@ from .metrics import BHATTACHARYYA, CONVENTIONS, CURVES, RowMetric, get_metric
 _CHUNK_ELEMENTS = 2_000_000
 
 
+def check_triples(triples, n_heads: int) -> np.ndarray:
+    """Triples given by a caller, checked (ValueError in one line): an ``(n, 3)`` array of whole head indices in
+    ``0..n_heads − 1``, three distinct heads in each (a repeated head ties by construction and would be dropped).
+
+    Parameters
+    ----------
+    triples : array_like, shape (n, 3)
+        Head indices ``(p, q, r)``.
+    n_heads : int
+        Number of heads the indices refer to.
+
+    Returns
+    -------
+    ndarray, shape (n, 3)
+        The triples as an integer array.
+
+    Examples
+    --------
+    >>> check_triples([[0, 1, 2]], 3).tolist()
+    [[0, 1, 2]]
+    >>> check_triples([[0, 1, 5]], 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: triples must index heads 0..2; got indices from 0 to 5
+    """
+    t = np.asarray(triples)
+    if t.ndim != 2 or t.shape[1] != 3 or len(t) == 0:
+        raise ValueError(f"triples must be a non-empty (n, 3) array of head indices; got shape {t.shape}")
+    if not np.issubdtype(t.dtype, np.integer):
+        raise ValueError(f"triples must hold whole head indices; got {t.dtype} values")
+    if t.min() < 0 or t.max() >= n_heads:
+        raise ValueError(f"triples must index heads 0..{n_heads - 1}; got indices from {t.min()} to {t.max()}")
+    if np.any((t[:, 0] == t[:, 1]) | (t[:, 1] == t[:, 2]) | (t[:, 0] == t[:, 2])):
+        raise ValueError("every triple must name three distinct heads; some repeat a head")
+    return t
+
+
 def sample_triples(n_heads: int, n_triples: int, rng: np.random.Generator | int) -> np.ndarray:
     """Draw ``n_triples`` triples of three distinct head indices, uniformly, as an ``(n, 3)`` array.
 
@@ -46,8 +83,10 @@ def sample_triples(n_heads: int, n_triples: int, rng: np.random.Generator | int)
     """
     if n_heads < 3:
         raise ValueError(f"need at least 3 heads to form a triple, got {n_heads}")
-    if n_triples < 1:
-        raise ValueError(f"n_triples must be positive, got {n_triples}")
+    if isinstance(n_triples, (bool, np.bool_)) or not isinstance(n_triples, (int, np.integer)) or n_triples < 1:
+        raise ValueError(f"n_triples must be a positive whole number, got {n_triples!r}")
+    if not isinstance(rng, (np.random.Generator, int, np.integer)) or isinstance(rng, (bool, np.bool_)):
+        raise ValueError(f"seed must be a whole number or a numpy Generator, got {rng!r}")
     rng = np.random.default_rng(rng)
     a = rng.integers(0, n_heads, n_triples)
     b = rng.integers(0, n_heads - 1, n_triples)
@@ -327,8 +366,7 @@ def reversal_rates(
     0
     """
     x = as_composition(rows, "rows")
-    if triples is None:
-        triples = sample_triples(x.shape[0], n_triples, seed)
+    triples = sample_triples(x.shape[0], n_triples, seed) if triples is None else check_triples(triples, x.shape[0])
     out = {}
     for metric in metrics:
         m = get_metric(metric)

@@ -245,6 +245,7 @@ def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_
         per_seed.append({"seed": sig.meta.seed, "reversal": rev.as_dict(), "signature_sink_mass": signature_sink_mass(rows, keys),
                          "row_sink_mass": row_sink, "eps_sweep": eps_sweep(tables, sig.zeros, DEFAULT_EPS),
                          "collapse_disagreement": collapse_disagreement(profile["entropy"], profile["content_entropy"])})
+    check_defined(first.meta.model, per_seed)
     rates = [s["reversal"]["rate"] for s in per_seed]
     mean = float(np.mean(rates))
     if len(rates) > 1:
@@ -268,7 +269,7 @@ def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_
         row_sink_mass=float(np.mean([s["row_sink_mass"] for s in per_seed])), signature_sink_mass=s_sig,
         reversal=ReversalReading(mean, tuple(interval), interval_kind, rates, int(sum(s["reversal"]["compared"] for s in per_seed))),
         prediction=prediction, length_note=predictor.length_note(spec, facts["length"]) if spec is not None else None,
-        collapse_disagreement=float(np.mean([s["collapse_disagreement"] for s in per_seed])),
+        collapse_disagreement=float(np.mean([s["collapse_disagreement"] for s in per_seed])) if first.shape[0] > 1 else float("nan"),
         eps_sweep={"bit_identical": all(s["eps_sweep"]["all_identical"] for s in per_seed),
                    "exact_zeros": int(sum(s["eps_sweep"]["exact_zeros"] for s in per_seed))},
     )
@@ -279,6 +280,40 @@ def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_
                          where_from="every row of every layer and head, seed " + str(first.meta.seed) + f"'s windows; keys within {maps[0]['recent_keys']} "
                          "positions of the query set apart")
     return replace(report, recommendation=recommend(report))
+
+
+def fail_above_rule(interval, bound: float) -> dict:
+    """``--fail-above``'s gate for other people's CI: it fails when the interval lies above ``bound`` (its lower end is
+    above it), and when the interval is not a defined pair of numbers, since an undefined rate decides nothing.
+
+    >>> fail_above_rule((0.06, 0.09), 0.05)["failed"], fail_above_rule((0.01, 0.09), 0.05)["failed"]
+    (True, False)
+    >>> fail_above_rule((float("nan"), float("nan")), 0.05)["rule"]
+    'the interval is undefined, so the rate cannot be shown to stay at or below 0.05'
+    """
+    low, high = interval
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return {"fail_above": bound, "failed": True, "rule": f"the interval is undefined, so the rate cannot be shown to stay at or below {bound}"}
+    failed = low > bound
+    return {"fail_above": bound, "failed": failed, "rule": f"the interval's lower bound {low:.4f} {'>' if failed else '<='} {bound}"}
+
+
+def check_defined(model: str, per_seed: list[dict]) -> None:
+    """Refuse to report a rate that is not a number (ValueError in one line): a seed on which no head triple could be
+    compared (every triple ties under keep or drop, as when every head attends alike) has no reversal rate, and a mean
+    over it, or an interval clipped around it, would look like an answer.
+
+    >>> check_defined("m", [{"seed": 0, "reversal": {"compared": 10, "rate": 0.2}}])
+    >>> check_defined("m", [{"seed": 0, "reversal": {"compared": 0, "rate": float("nan")}}])
+    Traceback (most recent call last):
+    ...
+    ValueError: m: no head triple could be compared on seed 0 (every triple ties under keep or drop, as when every head attends alike: untrained or zeroed weights), so its reversal rate is undefined; audit a trained model
+    """
+    empty = [s["seed"] for s in per_seed if not s["reversal"]["compared"] or not math.isfinite(s["reversal"]["rate"])]
+    if empty:
+        raise ValueError(f"{model}: no head triple could be compared on seed{'s' if len(empty) > 1 else ''} {', '.join(map(str, empty))} "
+                         "(every triple ties under keep or drop, as when every head attends alike: untrained or zeroed weights), so its "
+                         "reversal rate is undefined; audit a trained model")
 
 
 def advice_rule(reading: ReversalReading, threshold: float) -> str:
@@ -329,10 +364,36 @@ def recommend(r: AuditReport) -> str:
             f"{cut:.1f} %. Rerun with more seeds (e.g. --seeds 0 1 2 3 4) or more triples before relying on either convention; state which one you use.{where}")
 
 
+def strict_json(report: dict) -> dict:
+    """The report for strict JSON parsers: every undefined number (NaN, ±inf) written as ``null``, and the fields that
+    hold one named under ``"undefined"`` with the reason, so a reader's program can tell a missing value from a zero.
+
+    >>> strict_json({"rate": 0.1, "layers": [float("nan"), 0.2]})
+    {'rate': 0.1, 'layers': [None, 0.2], 'undefined': {'fields': ['layers[0]'], 'reason': 'not a number on this input (for example a statistic over rows the windows do not have); written as null'}}
+    """
+    paths = []
+
+    def walk(value, path):
+        if isinstance(value, float) and not math.isfinite(value):
+            paths.append(path)
+            return None
+        if isinstance(value, dict):
+            return {k: walk(v, f"{path}.{k}" if path else k) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [walk(v, f"{path}[{i}]") for i, v in enumerate(value)]
+        return value
+
+    cleaned = walk(report, "")
+    if paths:
+        cleaned["undefined"] = {"fields": paths, "reason": "not a number on this input (for example a statistic over rows the windows do not "
+                                                             "have); written as null"}
+    return cleaned
+
+
 def render(r: AuditReport, fmt: str = "text") -> str:
     """The report as plain text, Markdown or JSON."""
     if fmt == "json":
-        return json.dumps(r.to_json(), indent=1)
+        return json.dumps(strict_json(r.to_json()), indent=1, allow_nan=False)
     if fmt not in ("text", "markdown"):
         raise ValueError(f"unknown format {fmt!r}; use text, markdown or json")
     lo, hi = r.reversal.interval
@@ -364,7 +425,8 @@ def render(r: AuditReport, fmt: str = "text") -> str:
         ("sink mass", f"rows {r.row_sink_mass:.3f}; signatures {r.signature_sink_mass:.3f}"),
         (f"reversal ({r.metric_label})", f"{100 * r.reversal.rate:.1f} % of closer-head verdicts flip (95 % interval {100 * lo:.1f}-{100 * hi:.1f} %; {r.reversal.interval_kind})"),
         ("frozen predictor", pred),
-        ("layer-wise collapse", f"H and H(pi) move in opposite directions on {100 * r.collapse_disagreement:.0f} % of adjacent-layer transitions"),
+        ("layer-wise collapse", f"H and H(pi) move in opposite directions on {100 * r.collapse_disagreement:.0f} % of adjacent-layer transitions"
+         if math.isfinite(r.collapse_disagreement) else "undefined: a model with one layer has no pair of adjacent layers to compare"),
         ("eps sweep (probability path)", sweep),
         ("advice", f"{r.advice}: the interval held against {100 * r.threshold:.1f} %"),
     ]

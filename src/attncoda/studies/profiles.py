@@ -30,8 +30,14 @@ def collapse_disagreement(entropy, content_entropy) -> float:
     --------
     >>> collapse_disagreement([3.0, 2.0, 1.0], [1.0, 1.5, 1.2])
     0.5
+
+    A one-layer model has no transition, so the share is undefined (NaN), without a warning:
+
+    >>> collapse_disagreement([3.0], [1.0])
+    nan
     """
-    return float(np.mean(disagreeing_transitions(entropy, content_entropy)))
+    moves = disagreeing_transitions(entropy, content_entropy)
+    return float(np.mean(moves)) if len(moves) else float("nan")
 
 
 def seed_consistent_moves(profiles: list[dict], statistic: str) -> np.ndarray:
