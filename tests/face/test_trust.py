@@ -181,7 +181,45 @@ def one_layer(tmp: Path) -> Path:
     return folder
 
 
-SETUPS = {"code_folder": code_folder, "zero_weights": zero_weights, "unknown_words": unknown_words, "one_layer": one_layer, "weights_of_nothing": weights_of_nothing, "gguf_missing_tensors": gguf_missing_tensors, "damaged_weights": damaged_weights, "not_gguf": not_gguf, "plain_file": plain_file,
+def small_vocabulary(tmp: Path) -> Path:
+    """D7: a llama whose config and weights have 50 token rows, saved with a 300-token tokenizer."""
+    from tiny_models import config as tiny_config
+    from transformers import AutoModelForCausalLM
+
+    folder = save_tiny("llama", tmp / "small-vocab")
+    AutoModelForCausalLM.from_config(tiny_config("llama", vocab=50)).save_pretrained(folder)
+    return folder
+
+
+def huge_vocabulary(tmp: Path) -> Path:
+    """D14: a tokenizer.json far larger than the config's 320-token vocabulary could need (written sparse: the size is
+    what is checked, before anything parses it)."""
+    folder = save_tiny("llama", tmp / "huge-vocab")
+    with open(folder / "tokenizer.json", "r+b") as f:
+        f.truncate(180 << 20)
+    return folder
+
+
+def link_loop(tmp: Path) -> Path:
+    """D8: two links that point at each other."""
+    a, b = tmp / "loop-a", tmp / "loop-b"
+    a.symlink_to(b)
+    b.symlink_to(a)
+    return a
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+"""D9: JSON nested 100,000 deep, past Python's recursion limit."""
+
+
+def deep_file(tmp: Path, name: str) -> Path:
+    folder = save_tiny("llama", tmp / f"deep-{name.split('.')[0]}")
+    (folder / name).write_text(DEEP)
+    return folder
+
+
+SETUPS = {"code_folder": code_folder, "huge_vocabulary": huge_vocabulary, "deep_config": lambda t: deep_file(t, "config.json"),
+          "deep_tokenizer_config": lambda t: deep_file(t, "tokenizer_config.json"), "link_loop": link_loop, "small_vocabulary": small_vocabulary, "zero_weights": zero_weights, "unknown_words": unknown_words, "one_layer": one_layer, "weights_of_nothing": weights_of_nothing, "gguf_missing_tensors": gguf_missing_tensors, "damaged_weights": damaged_weights, "not_gguf": not_gguf, "plain_file": plain_file,
           "file_in_the_way": file_in_the_way, "dangling_link": dangling_link, "link_into_record": link_into_record,
           "zero_config": lambda t: _folder_with_config(t, "zero", lambda p: p.symlink_to("/dev/zero")),
           "fifo_config": lambda t: _folder_with_config(t, "fifo", lambda p: os.mkfifo(p)),
@@ -191,6 +229,7 @@ SETUPS = {"code_folder": code_folder, "zero_weights": zero_weights, "unknown_wor
           "list_config": lambda t: _folder_with_config(t, "list", lambda p: p.write_text("[]")),
           "million_layers": lambda t: _edited_config(t, "million", num_hidden_layers=1_000_000),
           "negative_heads": lambda t: _edited_config(t, "negative", num_attention_heads=-4),
+          "too_large_in_all": lambda t: _edited_config(t, "too-large", hidden_size=65_536, intermediate_size=1 << 20),
           "million_blocks_gguf": lambda t: __import__("tiny_models").save_tiny_gguf(t / "million.gguf", block_count=1_000_000)}
 
 # (id, argv with {name} filled from SETUPS or tiny_bert/tmp, environment, exit code, the line printed)
@@ -229,6 +268,8 @@ PROBES = [
     ("seeds-repeated", ["audit", "--model", "{tiny_bert}", "--seeds", "0", "0"], {}, 1, "--seeds 0 0 repeats a seed"),
     ("jobs-negative", ["book", "--jobs", "-3"], {}, 2, "argument --jobs: -3 is not at least 1; use 1 or more"),
     ("scheduler-empty", ["book", "--scheduler", ""], {}, 2, "argument --scheduler: is empty"),
+    ("D12-jobs-beyond-the-cores", ["book", "--profile", "small", "--jobs", "1000"], {}, 2,
+     r"argument --jobs: 1000 is more than the \d+ processes this machine's \d+ cores can run at once; use at most \d+"),
     # 5. (issue 27) resource exhaustion before any check: refused before anything is read or built
     ("config-links-to-dev-zero", ["signatures", "--model", "{zero_config}", "--n", "2", "--length", "16"], {}, 1,
      r"config.json .* \(a link to /dev/zero\) is a device, not a regular file"),
@@ -280,6 +321,24 @@ PROBES = [
      r"its weights do not cover the model: \d+ parameters are missing \(.*\) and 1 weight is not the model's \(foo\)"),
     ("D1-gguf-missing-tensors", ["audit", "--model", "{gguf_missing_tensors}", "--n", "2", "--length", "16"], {}, 1,
      r"five.gguf: its weights do not cover the model: \d+ parameters are missing"),
+    ("D7-tokenizer-beyond-the-embedding", ["audit", "--model", "{small_vocabulary}", "--n", "2", "--length", "16"], {}, 1,
+     r"its tokenizer has ids up to \d+, but the model's embedding has 50 rows \(vocab_size\); the tokenizer belongs to another model"),
+    ("D8-results-dir-a-link-loop", ["run", "theory", "--profile", "small", "-p", "results_dir", "{link_loop}/r"], {}, 1,
+     "results_dir .*loop-a/r goes through a loop of symbolic links"),
+    ("D8-output-a-link-loop", ["run", "theory", "--profile", "small", "--output", "{link_loop}/x.ipynb"], {}, 1,
+     "--output .*loop-a/x.ipynb goes through a loop of symbolic links"),
+    ("D8-cache-a-link-loop", ["signatures", "--model", "{tiny_bert}", "--n", "2", "--length", "16"], {"ATTNCODA_CACHE": "{link_loop}"}, 1,
+     r"ATTNCODA_CACHE = .*loop-a goes through a loop of symbolic links|cache: the folder .*loop-a goes through a loop of symbolic links"),
+    ("D8-output-env-a-link-loop", ["run", "theory", "--profile", "small"], {"ATTNCODA_OUTPUT": "{link_loop}"}, 1,
+     r"ATTNCODA_OUTPUT = .*loop-a goes through a loop of symbolic links"),
+    ("D9-config-nested-too-deep", ["signatures", "--model", "{deep_config}", "--n", "2", "--length", "16"], {}, 1,
+     "config.json .* is nested deeper than any config is; the model folder is damaged"),
+    ("D9-tokenizer-config-nested-too-deep", ["signatures", "--model", "{deep_tokenizer_config}", "--n", "2", "--length", "16"], {}, 1,
+     "tokenizer_config.json .* is nested deeper than any config is|nested too deep"),
+    ("D13-every-dimension-in-bounds-but-not-their-product", ["signatures", "--model", "{too_large_in_all}", "--n", "2", "--length", "16"], {}, 1,
+     r"its dimensions make about \d+ billion parameters \(.* GB in float32\), more than the 20 billion attncoda builds a model with"),
+    ("D14-tokenizer-larger-than-its-vocabulary", ["signatures", "--model", "{huge_vocabulary}", "--n", "2", "--length", "16"], {}, 1,
+     r"tokenizer.json .* is 188,743,680 bytes, more than the [\d,]+ a tokenizer of the config's \d+-token vocabulary needs"),
     ("D4-every-head-alike", ["audit", "--model", "{zero_weights}", "--n", "2", "--length", "16", "--format", "json", "--fail-above", "0.05"], {}, 1,
      "no head triple could be compared on seeds 0, 1, 2 .*so its reversal rate is undefined; audit a trained model"),
     ("D15-text-the-tokenizer-does-not-know", ["audit", "--model", "{unknown_words}", "--n", "2", "--length", "16"], {}, 1,
@@ -851,3 +910,34 @@ def test_d10_a_cached_result_that_was_edited_is_computed_again(sandbox, tiny_ber
         assert main(argv) == 0
         captured = capsys.readouterr()
         assert "does not hold what its name promises" in captured.err and captured.out == first
+
+
+def test_d11_a_group_run_plans_and_measures_only_the_installed_models(monkeypatch):
+    """D11: with one offline encoder installed, a small book plans no lookup of the others (it said it would measure
+    the installed ones only), and a chapter's group word names only what is installed."""
+    from attncoda.engine import registry, selection
+    from attncoda.face.book import book_plan
+
+    only = {"minilm-l6"}
+    monkeypatch.setattr(registry.RegistryModel, "installed", lambda self: self.name in only)
+    assert selection.installed_names("encoders") == ["minilm-l6"] and selection.installed_names("causal") == []
+    assert selection.installed_names("mpnet-base") == ["mpnet-base"], "one model named on its own keeps its own error"
+    planned = {lookup.model for lookup in book_plan("small")}
+    assert planned & set(registry.REGISTRY) == only, planned
+
+
+def test_d9_a_deeply_nested_checksum_book_or_record_is_one_line(sandbox, tmp_path, capsys):
+    """D9: the checksum book nested 100,000 deep is rebuilt, and a committed results file nested so deep is named."""
+    from attncoda.base.checksums import cached_sha256
+    from attncoda.base.errors import ChapterError
+    from attncoda.face.verify import committed_results
+
+    (sandbox / "cache").mkdir(exist_ok=True)
+    (sandbox / "cache" / "checksums.json").write_text(DEEP)
+    target = tmp_path / "x.bin"
+    target.write_bytes(b"x")
+    assert len(cached_sha256(target)) == 64 and "was damaged; it is rebuilt" in capsys.readouterr().err
+    record = tmp_path / "synthetic.json"
+    record.write_text(DEEP)
+    with pytest.raises(ChapterError, match="is damaged; restore it with git checkout"):
+        committed_results(record)

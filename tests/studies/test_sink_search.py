@@ -205,3 +205,20 @@ def test_collapse_results_round_trip_through_json():
     r = CollapseResult("suite", 8, [s], {"m": e})
     again = CollapseResult.from_json(json.loads(json.dumps(r.to_json())))
     assert again == r and again.series[0].shown == ("from_step0", s.shares["from_step0"]["share"]) and again.endpoints["m"].share == 0.3
+
+
+def test_d27_the_search_command_names_its_labels_and_a_damaged_record_is_one_line(tmp_path, monkeypatch, capsys):
+    """D27: --help and an unknown label say what the labels are (exit 0 and 2), and a damaged trials.json is named,
+    not a TypeError."""
+    import pytest
+
+    from attncoda.studies import sink_search
+
+    assert sink_search.main(["--help"]) == 0 and sink_search.TRIALS[0].label in capsys.readouterr().out
+    assert sink_search.main(["bogus-label"]) == 2 and "unknown trial 'bogus-label'; the labels are:" in capsys.readouterr().err
+    for damaged in ('{"trials": 5, "target": 0.5}', "[1, 2]", "{", '{"trials": [{"label": "x"}], "target": 0.5}'):
+        path = tmp_path / "trials.json"
+        path.write_text(damaged)
+        monkeypatch.setattr(sink_search, "trials_path", lambda: path)
+        with pytest.raises(ValueError, match="is damaged"):
+            sink_search.read_trials()

@@ -31,6 +31,15 @@ def cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("attncoda"))
 
 
+def _loops(link: Path) -> bool:
+    """Whether following ``link`` never ends (a loop of symbolic links)."""
+    try:
+        link.resolve(strict=True)
+    except (RuntimeError, OSError) as err:
+        return isinstance(err, RuntimeError) or getattr(err, "errno", None) == 40  # ELOOP
+    return False
+
+
 def writable_folder(folder: Path, what: str, advice: str, error=None) -> Path:
     """``folder``, created if missing, after a real write into it (a permission bit says nothing to root or on a
     read-only file system); ``error`` (an AttncodaError class) in one line naming ``what`` and ``advice`` otherwise."""
@@ -41,6 +50,8 @@ def writable_folder(folder: Path, what: str, advice: str, error=None) -> Path:
     error = error or AttncodaError
     folder = Path(folder)
     dangling = next((f for f in (folder, *folder.parents) if f.is_symlink() and not f.exists()), None)
+    if dangling is not None and _loops(dangling):
+        raise error(f"{what}: the folder {folder} goes through a loop of symbolic links at {dangling}; remove the link ({advice})")
     if dangling is not None:
         raise error(f"{what}: the folder {folder} goes through the link {dangling}, which points to {os.readlink(dangling)}, and that "
                     f"does not exist; remove the link or create its target ({advice})")
@@ -81,7 +92,15 @@ def repo_root() -> Path:
 def build_dir() -> Path:
     """Where the book is staged and built: ``$ATTNCODA_OUTPUT/_build``, else ``<project>/_build`` (the site lands in its ``html``)."""
     env = os.environ.get("ATTNCODA_OUTPUT")
-    return (Path(env).resolve() if env else repo_root()) / "_build"
+    return (_resolved(env) if env else repo_root()) / "_build"
+
+
+def _resolved(path: str) -> Path:
+    """``path`` with its links followed, or as an absolute path when they loop (the write guard then names the loop)."""
+    try:
+        return Path(path).expanduser().resolve()
+    except (RuntimeError, OSError):
+        return Path(os.path.abspath(os.path.expanduser(path)))
 
 
 def data_dir() -> Path:
@@ -120,7 +139,7 @@ def run_folder(chapter: str, model: str | None, profile: str, parameters: dict) 
 
 def is_inside(path: str | os.PathLike, folder: str | os.PathLike) -> bool:
     """Whether ``path`` (resolved, links followed) lies inside ``folder`` or is ``folder`` itself."""
-    path, folder = Path(path).resolve(), Path(folder).resolve()
+    path, folder = _resolved(str(path)), _resolved(str(folder))
     return path == folder or folder in path.parents
 
 
@@ -169,7 +188,10 @@ def refuse_protected(path: str | os.PathLike, what: str, error=None, record: boo
     from .errors import AttncodaError
 
     error = error or AttncodaError
-    resolved = Path(os.path.abspath(os.path.expanduser(str(path)))).resolve()
+    try:
+        resolved = Path(os.path.abspath(os.path.expanduser(str(path)))).resolve()
+    except (RuntimeError, OSError):  # Python raises RuntimeError (3.11) or OSError (3.13) for a loop of links
+        raise error(f"{what} {path} goes through a loop of symbolic links, so it names no folder; point it at a real folder") from None
     root = repo_root()
     stage = record if stage is None else stage
     areas = [] if record else [(results_dir(), "the book's record"), (data_dir() / "results", "the book's record")]

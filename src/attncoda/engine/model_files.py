@@ -34,6 +34,29 @@ LIMITS = {
 accepted. The largest real models stay far below (405B Llama: 126 layers, width 16,384; Gemma 3: 262,144 tokens)."""
 
 
+MAX_PARAMETERS = 20_000_000_000
+"""The most parameters attncoda builds a model with (80 GB in float32): each dimension may be within its own limit while
+their product is not, and the allocation would then be the only thing to stop it."""
+
+
+def estimated_parameters(settings: dict) -> int | None:
+    """A transformer's parameter count from its config, roughly: per layer, attention (4 h²) and a gated feed-forward
+    (3 h f), plus the token embedding and output (2 v h); None when the config lacks a dimension.
+
+    >>> estimated_parameters({"num_hidden_layers": 30, "hidden_size": 576, "intermediate_size": 1536, "vocab_size": 49152})
+    176062464
+    """
+    values = dict(_numbers(settings))
+
+    def first(dimension):
+        return next((values[n] for n in LIMITS[dimension][0] if isinstance(values.get(n), int) and not isinstance(values.get(n), bool)), None)
+
+    layers, width, ff, vocab = first("layers"), first("width"), first("feed-forward width"), first("vocabulary")
+    if not (layers and width):
+        return None
+    return layers * (4 * width * width + 3 * width * (ff or 4 * width)) + 2 * (vocab or 0) * width
+
+
 def read_capped(path: Path, cap: int, what: str = "file") -> bytes:
     """The bytes of ``path``, read only when it is a regular file (links followed) of at most ``cap`` bytes; a ModelError
     in one line otherwise (a device, a FIFO or a folder is never opened, so nothing hangs or fills memory)."""
@@ -64,6 +87,9 @@ def read_json_object(path: Path, what: str | None = None, cap: int = CONFIG_BYTE
         value = json.loads(data.decode("utf-8"))
     except (ValueError, UnicodeDecodeError):
         raise ModelError(f"{what} {path} is not valid JSON; the model folder is damaged (save it again with save_pretrained)") from None
+    except RecursionError:
+        raise ModelError(f"{what} {path} is nested deeper than any config is; the model folder is damaged (save it again with "
+                         "save_pretrained)") from None
     if not isinstance(value, dict):
         raise ModelError(f"{what} {path} holds {type(value).__name__ if value is not None else 'null'}, not a JSON object of settings; "
                          "the model folder is damaged (save it again with save_pretrained)")
@@ -85,6 +111,11 @@ def check_dimensions(settings: dict, source: str) -> None:
             if value > largest:
                 raise ModelError(f"{source}: {field} = {value:,} exceeds the {largest:,} {dimension} attncoda builds a model with; "
                                  "the config is damaged or describes a model too large for this tool")
+    total = estimated_parameters(settings)
+    if total and total > MAX_PARAMETERS:
+        raise ModelError(f"{source}: its dimensions make about {total / 1e9:,.0f} billion parameters ({4 * total / 1e9:,.0f} GB in float32), "
+                         f"more than the {MAX_PARAMETERS / 1e9:.0f} billion attncoda builds a model with; the config is damaged or "
+                         "describes a model too large for this tool")
 
 
 def _numbers(settings, depth: int = 0):
@@ -103,6 +134,22 @@ CONFIG_FILES = ("config.json", "generation_config.json", "tokenizer_config.json"
 TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "merges.txt", "tokenizer.model", "spiece.model")
 
 
+BYTES_PER_TOKEN = 1024
+"""A tokenizer file's bytes per vocabulary entry, generously (the defaults hold 15 to 130)."""
+
+
+def tokenizer_cap(config: dict) -> int:
+    """The largest tokenizer file a model of this config may have: :data:`BYTES_PER_TOKEN` per entry of its
+    ``vocab_size`` and 1 MiB besides, within :data:`TOKENIZER_BYTES` (a 10-million-entry vocabulary beside a config of
+    320 tokens is refused before it is parsed).
+
+    >>> tokenizer_cap({"vocab_size": 320}), tokenizer_cap({}) == TOKENIZER_BYTES
+    (1376256, True)
+    """
+    sizes = [v for k, v in _numbers(config) if k == "vocab_size" and isinstance(v, int) and not isinstance(v, bool) and v > 0]
+    return min(TOKENIZER_BYTES, BYTES_PER_TOKEN * max(sizes) + (1 << 20)) if sizes else TOKENIZER_BYTES
+
+
 def check_folder(folder: Path) -> dict:
     """Check a model folder before anything reads it (:func:`read_capped` on every config and tokenizer file it has,
     regular weight files, :func:`check_dimensions` on ``config.json``); returns the config."""
@@ -111,9 +158,14 @@ def check_folder(folder: Path) -> dict:
     for name in CONFIG_FILES[1:]:
         if os.path.lexists(folder / name):
             read_json_object(folder / name, name)
+    cap = tokenizer_cap(config)
     for name in TOKENIZER_FILES:
         if os.path.lexists(folder / name):
-            read_capped(folder / name, TOKENIZER_BYTES, name)
+            size = os.stat(folder / name).st_size if (folder / name).is_file() else 0
+            if cap < TOKENIZER_BYTES and size > cap:
+                raise ModelError(f"{name} {folder / name} is {size:,} bytes, more than the {cap:,} a tokenizer of the config's "
+                                 f"{(cap - (1 << 20)) // BYTES_PER_TOKEN:,}-token vocabulary needs; the tokenizer is not this model's")
+            read_capped(folder / name, cap, name)
     for weights in (*folder.glob("*.safetensors"), *folder.glob("*.bin")):
         mode = os.stat(weights).st_mode if weights.exists() else 0
         if not stat.S_ISREG(mode):

@@ -143,6 +143,8 @@ def resolve(name: str) -> ModelRef:
         is_file = path.is_file()
     except ModelError:
         raise
+    except RecursionError:  # a RuntimeError too, but not the one below
+        raise ModelError(f"cannot read the model {name}: one of its files is nested too deep to be a model's") from None
     except RuntimeError:  # "~user/…" for a user this machine does not have
         raise ModelError(f"no such model folder or file: {name} (the user {name.split('/')[0]} does not exist here)") from None
     except OSError as err:
@@ -304,6 +306,8 @@ def _from_pretrained(target: str, causal_hint: bool | None, revision: str | None
             # random head passes for the model's own (the pseudo-perplexity then refuses it: it has no language-modelling head)
             model, info = tf.AutoModel.from_pretrained(target, output_loading_info=True, **kwargs)
     check_coverage(info, target)
+    if not vision:
+        check_vocabulary(processor, config, target)
     model.eval()
     return model, processor, config, causal, vision
 
@@ -328,6 +332,21 @@ def only_the_head_is_missing(info: dict) -> bool:
     """
     missing = list(info.get("missing_keys") or ())
     return bool(missing) and all(k.startswith(HEAD_PREFIXES) for k in missing)
+
+
+def check_vocabulary(tokenizer, config, target: str) -> None:
+    """Refuse a tokenizer whose ids reach past the model's embedding (ModelError in one line): its largest id must be
+    below the config's ``vocab_size``, or the first such token ends deep inside torch's embedding lookup."""
+    size = getattr(config, "vocab_size", None)
+    if size is None and hasattr(config, "get_text_config"):
+        size = getattr(config.get_text_config(), "vocab_size", None)
+    vocab = tokenizer.get_vocab() if hasattr(tokenizer, "get_vocab") else {}
+    if not size or not vocab:
+        return
+    largest = max(vocab.values())
+    if largest >= size:
+        raise ModelError(f"{target}: its tokenizer has ids up to {largest:,}, but the model's embedding has {size:,} rows (vocab_size); "
+                         "the tokenizer belongs to another model: save the model with its own tokenizer")
 
 
 def check_coverage(info: dict, target: str) -> None:

@@ -50,3 +50,14 @@ def choose(model: str) -> list[Choice]:
 def names(model: str) -> list[str]:
     """What the engine loads for ``model``: :func:`choose`'s names."""
     return [c.name for c in choose(model)]
+
+
+def installed_names(model: str) -> list[str]:
+    """:func:`names`, less the offline models of a group word that are not installed here: what a run can measure
+    (:func:`attncoda.face.chapters.note_missing_models` has said which are left out; a recorded run refuses instead).
+    One model named on its own is kept, installed or not, so that its own error reaches the reader."""
+    from .registry import REGISTRY
+
+    if model not in GROUPS:
+        return names(model)
+    return [name for name in names(model) if REGISTRY[name].installed()]

@@ -80,6 +80,34 @@ def positive(text: str) -> int:
     return value
 
 
+def most_jobs() -> int:
+    """The most worker processes ``--jobs`` may start: two per core (each job is one model and seed; more processes than
+    that only compete for the same cores and memory)."""
+    import os
+
+    return 2 * (os.cpu_count() or 1)
+
+
+def jobs(text: str) -> int:
+    """An argparse type: a worker count from 1 to :func:`most_jobs`.
+
+    Examples
+    --------
+    >>> jobs("1")
+    1
+    >>> jobs("100000")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: 100000 is more than the ... processes this machine's ... cores can run at once; use at most ...
+    """
+    import os
+
+    value = positive(text)
+    if value > most_jobs():
+        raise argparse.ArgumentTypeError(f"{value} is more than the {most_jobs()} processes this machine's {os.cpu_count() or 1} cores can run "
+                                         f"at once; use at most {most_jobs()}")
+    return value
+
+
 def address(text: str) -> str:
     """An argparse type: a non-empty scheduler address (an empty one would quietly mean a serial build)."""
     if not text.strip():
@@ -106,7 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
     book.add_argument("--no-run", action="store_true", help="render the notebooks already executed, without rerunning them")
     book.add_argument("--rerun", action="store_true", help="rerun every chapter, even those whose notebook, package source and inputs are unchanged")
     book.add_argument("--preset", help="measure a named list of models (paper: the paper's models, from the Hub) in the measurement chapter")
-    book.add_argument("--jobs", type=positive, default=1, help="compute the chapters' (model, seed) jobs in this many processes first")
+    book.add_argument("--jobs", type=jobs, default=1, help="compute the chapters' (model, seed) jobs in this many processes first")
     book.add_argument("--scheduler", type=address, metavar="ADDRESS", help="send those jobs to a Dask distributed scheduler (e.g. tcp://host:8786) instead")
     for command in (run, book):
         command.add_argument("--dtype", choices=DTYPES, help="load models in this dtype (default float32; bfloat16 for large models on a GPU)")

@@ -41,7 +41,7 @@ class Lookup:
 
 def measurement(params: dict) -> list[Lookup]:
     """The measurement pages: signatures of every chosen model on every seed."""
-    from ..engine.selection import names
+    from ..engine.selection import installed_names as names  # a plan looks up only what the run can measure
 
     options = {"n": params["n"], "length": params["length"], "batch_size": params["batch_size"]}
     return [Lookup.of("signatures", name, seed, options) for name in names(params["model"]) for seed in params["seeds"]]
@@ -85,7 +85,7 @@ def _sink_keys(model: str) -> int | None:
 def clustering(params: dict) -> list[Lookup]:
     """The clustering chapter: head distances of each clustered model on every window sample (held-out ones too), and the seed-0
     signatures (``signature_n`` windows) of each Table 5 model."""
-    from ..engine.selection import names
+    from ..engine.selection import installed_names as names  # a plan looks up only what the run can measure
     from ..studies.clustering import holdout_seeds, sample_seeds, table5_group
 
     hd = {"n": params["n"], "length": params["length"], "batch_size": params["batch_size"]}
@@ -98,7 +98,7 @@ def clustering(params: dict) -> list[Lookup]:
 def pruning(params: dict) -> list[Lookup]:
     """The pruning chapter: signatures (``signature_n`` windows) of every chosen model on every seed; the perplexity
     evaluations stay in the chapter."""
-    from ..engine.selection import names
+    from ..engine.selection import installed_names as names  # a plan looks up only what the run can measure
 
     options = {"n": params["signature_n"], "length": params["length"], "batch_size": BATCH_SIZE}
     return [Lookup.of("signatures", name, seed, options) for name in names(params["model"]) for seed in params["seeds"]]

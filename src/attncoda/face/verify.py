@@ -25,6 +25,18 @@ BASELINE_KERNELS = {"ATEN_CPU_CAPABILITY": "default", "MKL_ENABLE_INSTRUCTIONS":
 so a rerun on this machine takes the float32 code paths another machine would: a cross-machine difference, measured here."""
 
 
+def committed_results(path: Path) -> dict:
+    """The numbers of a committed results file, or a ChapterError in one line when it is damaged (not JSON, nested too
+    deep, or without its ``results``): restore it with git."""
+    try:
+        stored = json.loads(path.read_text())
+    except (ValueError, RecursionError, UnicodeDecodeError):
+        stored = None
+    if not isinstance(stored, dict) or not isinstance(stored.get("results"), dict):
+        raise ChapterError(f"the committed results file {path} is damaged; restore it with git checkout -- {path}, or rebuild the record")
+    return stored["results"]
+
+
 def leaves(value, path: str = ""):
     """Every numeric leaf of a JSON value as ``(path, number)`` (run times left out)."""
     if isinstance(value, dict):
@@ -124,7 +136,7 @@ def verify(name: str, model: str | None = None, parameters: dict | None = None, 
             committed = results_dir() / chapter.key / fresh.name
             if not committed.exists():
                 raise ChapterError(f"no committed results {committed} to compare {fresh.name} with; run the chapter without verify first")
-            c = compare(json.loads(fresh.read_text())["results"], json.loads(committed.read_text())["results"])
+            c = compare(json.loads(fresh.read_text())["results"], committed_results(committed))
             worst = c["largest_relative"]["difference"] if c["largest_relative"] else 0.0
             roundoff = c["largest_roundoff"]["difference"] if c["largest_roundoff"] else 0.0
             ok = worst <= tolerance and (roundoff == 0.0 or tolerance > 0.0) and not c["only_in_one"]  # exact chapters: every bit

@@ -314,13 +314,43 @@ def trials_path() -> Path:
 def read_trials() -> dict:
     """The search's record (``data/sink_search/trials.json``): the target and every trial's record, in the order tried."""
     path = trials_path()
-    if not path.exists():
+    if not path.is_file():
         raise FileNotFoundError(f"{path} is missing; make it with: python -m attncoda.studies.sink_search")
-    return json.loads(path.read_text())
+    damaged = f"{path} is damaged (not the search's record); restore it with git checkout, or make it again with: python -m attncoda.studies.sink_search"
+    try:
+        record = json.loads(path.read_text())
+    except (ValueError, RecursionError, UnicodeDecodeError):
+        raise ValueError(damaged) from None
+    keys = ("label", "step0", "final", "training_seconds")
+    if not (isinstance(record, dict) and isinstance(record.get("trials"), list) and isinstance(record.get("target"), (int, float))
+            and all(isinstance(t, dict) and all(k in t for k in keys) for t in record["trials"])):
+        raise ValueError(damaged)
+    return record
+
+
+USAGE = """usage: python -m attncoda.studies.sink_search [LABEL ...]
+
+Run the search for a sink again (its checkpoints are cached) and rewrite data/sink_search/trials.json.
+With labels, only those trials run; the labels are:
+  {labels}"""
+
+
+def main(argv=None) -> int:
+    """The search's command line: every trial, or the labels named; an unknown label or --help says what the labels are."""
+    import sys
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    labels = [t.label for t in TRIALS]
+    if any(a in ("-h", "--help") for a in args):
+        print(USAGE.format(labels="\n  ".join(labels)))
+        return 0
+    unknown = [a for a in args if a not in labels]
+    if unknown:
+        print(f"sink_search: error: unknown trial {unknown[0]!r}; the labels are: {', '.join(labels)}", file=sys.stderr)
+        return 2
+    search([t for t in TRIALS if not args or t.label in args])
+    return 0
 
 
 if __name__ == "__main__":
-    import sys
-
-    chosen = [t for t in TRIALS if not sys.argv[1:] or t.label in sys.argv[1:]]
-    search(chosen)
+    raise SystemExit(main())
