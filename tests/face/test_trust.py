@@ -200,6 +200,21 @@ def huge_vocabulary(tmp: Path) -> Path:
     return folder
 
 
+def nan_weights(tmp: Path) -> Path:
+    """D23: a llama folder whose query weights hold NaN: its attention is NaN from the first layer on."""
+    from safetensors.torch import load_file, save_file
+
+    folder = save_tiny("llama", tmp / "nan")
+    weights = load_file(str(folder / "model.safetensors"))
+    save_file({k: (v.fill_(float("nan")) if "q_proj" in k else v) for k, v in weights.items()}, str(folder / "model.safetensors"))
+    return folder
+
+
+def control_name(tmp: Path) -> Path:
+    """D18: a model folder whose name holds a newline and terminal escapes (a name that would fake a line of output)."""
+    return save_tiny("llama", tmp / "evil\nattncoda: ok\x1b[31mred")
+
+
 def link_loop(tmp: Path) -> Path:
     """D8: two links that point at each other."""
     a, b = tmp / "loop-a", tmp / "loop-b"
@@ -218,7 +233,8 @@ def deep_file(tmp: Path, name: str) -> Path:
     return folder
 
 
-SETUPS = {"code_folder": code_folder, "huge_vocabulary": huge_vocabulary, "deep_config": lambda t: deep_file(t, "config.json"),
+SETUPS = {"code_folder": code_folder, "tiny_llama": lambda t: save_tiny("llama", t / "llama"), "nan_weights": nan_weights,
+          "control_name": control_name, "tiny_gguf": lambda t: __import__("tiny_models").save_tiny_gguf(t / "tiny.gguf"), "huge_vocabulary": huge_vocabulary, "deep_config": lambda t: deep_file(t, "config.json"),
           "deep_tokenizer_config": lambda t: deep_file(t, "tokenizer_config.json"), "link_loop": link_loop, "small_vocabulary": small_vocabulary, "zero_weights": zero_weights, "unknown_words": unknown_words, "one_layer": one_layer, "weights_of_nothing": weights_of_nothing, "gguf_missing_tensors": gguf_missing_tensors, "damaged_weights": damaged_weights, "not_gguf": not_gguf, "plain_file": plain_file,
           "file_in_the_way": file_in_the_way, "dangling_link": dangling_link, "link_into_record": link_into_record,
           "zero_config": lambda t: _folder_with_config(t, "zero", lambda p: p.symlink_to("/dev/zero")),
@@ -343,6 +359,38 @@ PROBES = [
      "no head triple could be compared on seeds 0, 1, 2 .*so its reversal rate is undefined; audit a trained model"),
     ("D15-text-the-tokenizer-does-not-know", ["audit", "--model", "{unknown_words}", "--n", "2", "--length", "16"], {}, 1,
      "the tokenizer maps 100 % of the text sample to <unk> or padding; its windows would hold no text to measure"),
+    ("D18-a-name-with-a-newline-and-escapes", ["signatures", "--model", "{control_name}", "--n", "2", "--length", "4000"], {}, 1,
+     r"evil\\nattncoda: ok\\x1b\[31mred.* was built for"),
+    ("D18-a-missing-name-with-escapes", ["signatures", "--model", "nowhere\nattncoda: ok\x1b[31m"], {}, 1,
+     r"nowhere\\nattncoda: ok\\x1b\[31m"),
+    ("D20-a-device-this-machine-lacks", ["run", "theory", "--profile", "small", "--device-map", "cuda:7"], {}, 1,
+     "--device-map cuda:7: this machine has (no cuda device|\\d+ cuda devices?); pass --device-map auto"),
+    ("D22-a-length-the-text-cannot-give", ["audit", "--model", "{tiny_bert}", "--n", "20000", "--length", "160"], {}, 1,
+     r"one-document windows of 158 text tokens, fewer than the 20000 asked for; with this tokenizer it gives 20000 windows of at most \d+ tokens"),
+    ("D23-cls-on-a-causal-model", ["audit", "--model", "{tiny_llama}", "--n", "2", "--length", "16", "--sink", "cls"], {}, 1,
+     "a causal model's windows open with no \\[CLS\\] token, so there is no \\[CLS\\] sink; use --sink first"),
+    ("D23-nan-attention-names-its-model", ["signatures", "--model", "{nan_weights}", "--n", "2", "--length", "16"], {}, 1,
+     "nan: layer 0 gives NaN or infinite attention on seed 0's windows"),
+    ("D23-an-output-folder-that-cannot-be-written", ["run", "theory", "--profile", "small"], {"ATTNCODA_OUTPUT": "{file_in_the_way}/out"}, 1,
+     r"the run folder: cannot write to the folder .*; set \$ATTNCODA_OUTPUT to a folder you can write"),
+    ("D24-tie-draws-zero", ["run", "pruning", "--model", "{tiny_llama}", "--profile", "small", "-p", "tie_draws", "0"], {}, 1,
+     "parameter tie_draws = 0 must be at least 1"),
+    ("D24-samples-zero", ["run", "clustering", "--model", "{tiny_bert}", "--profile", "small", "-p", "samples", "0"], {}, 1,
+     "parameter samples = 0 must be at least 1"),
+    ("D24-length-beyond-any-model", ["run", "measurement", "--model", "{tiny_bert}", "-p", "length", str(10 ** 30)], {}, 1,
+     "parameter length = 1000000000000000000000000000000 must be at most 131,072"),
+    ("D24-n-beyond-any-run", ["run", "measurement", "--model", "{tiny_bert}", "-p", "n", str(10 ** 30)], {}, 1,
+     "parameter n = 1000000000000000000000000000000 must be at most 100,000"),
+    ("D24-a-dtype-that-is-none", ["run", "pruning", "--model", "{tiny_llama}", "--profile", "small", "-p", "dtype", "abc"], {}, 1,
+     "parameter dtype = 'abc' must be one of float32, bfloat16, float16"),
+    ("D24-two-heads-make-no-triple", ["run", "calibration", "--profile", "small", "-p", "n_heads", "2"], {}, 1,
+     "parameter n_heads = 2 must be at least 3"),
+    ("D25-a-sink-of-every-key", ["audit", "--model", "{tiny_bert}", "--n", "2", "--length", "4", "--sink", "0,1,2,3"], {}, 1,
+     "sink keys 0,1,2,3 cover all 4 keys of the window, which leaves no content to compare"),
+    ("D25-cache-only-before-a-conversion", ["signatures", "--model", "{tiny_gguf}", "--n", "2", "--length", "16"], {"ATTNCODA_CACHE_ONLY": "1"}, 1,
+     r"tiny.gguf: signatures of seed 0 is not in the cache, and \$ATTNCODA_CACHE_ONLY=1 forbids computing it"),
+    ("D29-a-notebook-loose-in-the-project-root", ["run", "theory", "--profile", "small", "--output", str(ROOT) + "/"], {}, 1,
+     "--output .* would put a notebook loose in the project folder's root"),
 ]
 
 
@@ -941,3 +989,95 @@ def test_d9_a_deeply_nested_checksum_book_or_record_is_one_line(sandbox, tmp_pat
     record.write_text(DEEP)
     with pytest.raises(ChapterError, match="is damaged; restore it with git checkout"):
         committed_results(record)
+
+
+def test_d16_a_run_folder_covers_the_load_settings(sandbox, monkeypatch):
+    """D16: --dtype and --device-map change the numbers, so runs that differ only there get folders of their own; a
+    run that sets neither keeps the folder it had."""
+    from attncoda.engine.models import DEVICE_MAP_ENV, DTYPE_ENV
+    from attncoda.face.chapter_run import ChapterRun
+
+    monkeypatch.delenv(DTYPE_ENV, raising=False)
+    monkeypatch.delenv(DEVICE_MAP_ENV, raising=False)
+    plain = ChapterRun.prepare("theory", profile="small").results
+    folders = {plain}
+    for dtype in ("float16", "bfloat16", "float32"):
+        monkeypatch.setenv(DTYPE_ENV, dtype)
+        folders.add(ChapterRun.prepare("theory", profile="small").results)
+    monkeypatch.setenv(DEVICE_MAP_ENV, "auto")
+    folders.add(ChapterRun.prepare("theory", profile="small").results)
+    assert len(folders) == 5, folders
+    monkeypatch.delenv(DTYPE_ENV)
+    monkeypatch.delenv(DEVICE_MAP_ENV)
+    assert ChapterRun.prepare("theory", profile="small").results == plain
+
+
+def test_d17_two_runs_with_one_output_never_write_one_file(tmp_path, capsys):
+    """D17: while a live process holds a notebook's claim, a second run writes a numbered neighbour and says so; the
+    claim of a process that is gone is taken over, and a finished run leaves no claim behind."""
+    from attncoda.base.files import claim
+    from attncoda.face.chapter_run import _claimed
+
+    target = tmp_path / "01_theory_witness.ipynb"
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (tmp_path / f".{target.name}.claim").write_text(str(other.pid))
+        chosen, held = _claimed(target)
+        assert chosen == tmp_path / "01_theory_witness-2.ipynb" and held.exists()
+        assert "another run is writing" in capsys.readouterr().err
+        held.write_text(str(other.pid))  # -2 is now held by the other live run too
+        assert _claimed(target)[0] == tmp_path / "01_theory_witness-3.ipynb"
+    finally:
+        other.kill()
+        other.wait()
+    assert claim(target) is not None, "the claim of a process that is gone is taken over"
+
+
+def test_d17_two_concurrent_runs_keep_both_notebooks(sandbox, tmp_path):
+    """D17 end to end: two small theory runs with one --output and different seeds, at once, leave two notebooks."""
+    out = tmp_path / "both"
+    out.mkdir()
+    runs = [subprocess.Popen([sys.executable, "-m", "attncoda.face.cli", "run", "theory", "--profile", "small", "-p", "seed", str(seed),
+                              "--output", f"{out}/"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for seed in (0, 1)]
+    printed = [run.communicate(timeout=300) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], printed
+    notebooks = sorted(p.name for p in out.glob("*.ipynb"))
+    assert notebooks == ["01_theory_witness-2.ipynb", "01_theory_witness.ipynb"] or len(notebooks) == 2, notebooks
+    assert not list(out.glob(".*")), "no claim or half-written copy stays behind"
+
+
+def test_d21_a_folder_at_a_cache_entry_is_named_before_the_work(sandbox, tiny_bert, monkeypatch):
+    """D21: a folder where a cache entry belongs is one line naming the entry, and nothing is computed."""
+    from attncoda.base.errors import CacheError
+    from attncoda.engine import signatures
+
+    path = signatures.cache_path(signatures.SignatureSpec(2, 16, "wikipedia", "sample", 8, signatures.EPS_SWEEP).key(
+        str(tiny_bert), *__import__("attncoda.engine.cache", fromlist=["x"]).identity_without_loading(
+            __import__("attncoda.engine.models", fromlist=["x"]).resolve(str(tiny_bert))), 0))
+    path.mkdir(parents=True)
+    monkeypatch.setattr(signatures, "compute_spec", lambda *a, **k: pytest.fail("the signatures were computed first"))
+    with pytest.raises(CacheError, match="is a folder, so no result can be stored there; remove it and run again"):
+        signatures.get_signatures(str(tiny_bert), n=2, length=16, batch_size=8)
+
+
+def test_d20_a_full_disk_is_said_as_such():
+    """D20: running out of space while a model's files are written is not "weights or config look damaged"."""
+    from attncoda.engine.models import load_error
+
+    for err in (OSError(28, "No space left on device"), RuntimeError("safetensors: No space left on device (os error 28)")):
+        message = str(load_error("x.gguf", err))
+        assert "ran out of space" in message and "damaged" not in message, message
+
+
+def test_d18_names_are_shown_with_their_control_characters_escaped(monkeypatch, capsys):
+    """D18: a name with a newline and a terminal escape cannot fake a line: not in progress, a page's Markdown or the
+    audit's text and Markdown reports."""
+    from attncoda.base import progress
+    from attncoda.face.report import escape
+
+    evil = "evil\nattncoda: ok\x1b[31m"
+    monkeypatch.setenv(progress.ENV, "-")
+    progress.report(f"{evil}: signatures")
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "\x1b" not in err and "evil\\nattncoda: ok\\x1b[31m" in err
+    assert escape(evil) == "evil\\nattncoda: ok\\x1b[31m"

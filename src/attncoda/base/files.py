@@ -45,6 +45,30 @@ def remove_stale_twins(final: Path) -> int:
     return removed
 
 
+def claim(final: Path) -> Path | None:
+    """Claim ``final`` for this process: create ``.<name>.claim`` beside it, holding this process's id, in one atomic
+    step (``O_EXCL``). Returns the claim's path (remove it when the write is done), or None while another live process
+    holds it; the claim of a process that is gone is taken over."""
+    final = Path(final)
+    path = final.with_name(f".{final.name}.claim")
+    for _ in range(2):
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            try:
+                holder = path.read_text().strip()
+            except OSError:
+                holder = ""
+            if holder.isdigit() and process_alive(int(holder)) and int(holder) != os.getpid():
+                return None
+            path.unlink(missing_ok=True)  # its process is gone (killed before it could remove it)
+            continue
+        with os.fdopen(fd, "w") as f:
+            f.write(str(os.getpid()))
+        return path
+    return None
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to a temporary file beside ``path``, fsync it, then rename it into place."""
     path = Path(path)

@@ -16,14 +16,17 @@ ENV = "ATTNCODA_PROGRESS"
 def report(message: str) -> None:
     """Append one line of progress to ``$ATTNCODA_PROGRESS``, or write it to stderr when that is ``-`` (``attncoda
     audit`` and ``attncoda signatures``, which run no kernel); nothing happens when it is not set."""
+    from .terminal import visible
+
     path = os.environ.get(ENV)
+    message = visible(message)  # a model's name in it cannot fake a line or recolour the terminal
     if path == "-":
         import sys
 
         print(f"  {message}", file=sys.stderr, flush=True)
     elif path:
         with open(path, "a", encoding="utf-8") as f:
-            f.write(message.replace("\n", " ") + "\n")
+            f.write(message + "\n")
 
 
 class Steps:

@@ -118,6 +118,24 @@ def refuse_when_cache_only(what: str) -> None:
                          "chapter's plan first (attncoda book --jobs N)")
 
 
+def refuse_odd_entry(path: Path) -> None:
+    """CacheError in one line when something other than a regular file (a folder, a FIFO, a socket) sits where a cache
+    entry belongs: the result could not be stored there, so nothing is computed for it."""
+    import stat
+
+    from ..base.errors import CacheError
+
+    try:
+        mode = Path(path).stat().st_mode
+    except FileNotFoundError:
+        return
+    except OSError as err:
+        raise CacheError(f"the cache entry {path} cannot be inspected ({err.strerror}); remove it, or point $ATTNCODA_CACHE elsewhere") from None
+    if not stat.S_ISREG(mode):
+        what = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+        raise CacheError(f"the cache entry {path} is {what}, so no result can be stored there; remove it and run again")
+
+
 def cache_or_compute(model: str, jobs, path_for: Callable, read: Callable, write: Callable, compute: Callable,
                      loaded=None, refresh: bool = False) -> list:
     """One result per job, from the cache or computed.
@@ -139,11 +157,14 @@ def cache_or_compute(model: str, jobs, path_for: Callable, read: Callable, write
     for job in jobs:
         if job in found:
             continue
+        if loaded is None and identity is not None and not refresh:  # a miss known before loading: no conversion, no load
+            refuse_when_cache_only(f"{model}: {path_for(job, *identity).parent.parent.name} of seed {job}")
         loaded = loaded or load_model(model, ref)
         path = path_for(job, loaded.info.weights_sha256, loaded.info.default_sink)
         cached = None if refresh else read(path)
         if cached is None:
             refuse_when_cache_only(f"{model}: {path.parent.parent.name} of seed {job}")
+            refuse_odd_entry(path)
             cached = compute(loaded, job)
             write(cached, path)
         found[job] = cached

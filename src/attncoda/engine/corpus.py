@@ -111,6 +111,25 @@ def check_coverage(tokenizer, body: np.ndarray) -> None:
                          "to measure. Use the model's own tokenizer, saved with it")
 
 
+def longest_width(sizes: list[int], n: int) -> int:
+    """The most text tokens a window can hold when ``n`` windows are cut from documents of ``sizes`` tokens without
+    crossing a document's end: the largest ``w`` with ``Σ ⌊size / w⌋ ≥ n``, or 0 when not even ``w = 1`` gives ``n``.
+
+    >>> longest_width([10, 7, 3], 3)
+    5
+    >>> longest_width([1], 2)
+    0
+    """
+    lo, hi = 0, max(sizes, default=0)
+    while lo < hi:  # the count falls as w grows, so the largest w that still gives n is found by bisection
+        mid = (lo + hi + 1) // 2
+        if sum(size // mid for size in sizes) >= n:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
 def text_windows(tokenizer, n: int, length: int, seed: int, corpus: str = "wikipedia", split: str = "sample") -> tuple[np.ndarray, WindowLayout]:
     """``n`` windows of exactly ``length`` token ids, shape ``(n, length)``, and their layout.
 
@@ -143,10 +162,12 @@ def text_windows(tokenizer, n: int, length: int, seed: int, corpus: str = "wikip
                 chunks = chunks[:n]
                 break
         if len(chunks) < n:
-            raise ValueError(
-                f"the {corpus} {split} split gives only {len(chunks)} one-document windows of {layout.text_tokens} text tokens, "
-                f"fewer than the {n} asked for; use a smaller --n or --length"
-            )
+            sizes = [len(tokenizer(text, add_special_tokens=False)["input_ids"]) for _, text in docs]
+            width = longest_width(sizes, n)
+            fits = (f"with this tokenizer it gives {n} windows of at most {width + len(layout.prefix) + len(layout.suffix)} tokens: "
+                    "use a smaller --n or --length" if width >= 1 else "use a smaller --n")
+            raise ValueError(f"the {corpus} {split} split gives only {len(chunks)} one-document windows of {layout.text_tokens} text tokens, "
+                             f"fewer than the {n} asked for; {fits}")
         stream = [t for chunk in chunks for t in chunk]
     else:
         separator = tokenizer("\n\n", add_special_tokens=False)["input_ids"]

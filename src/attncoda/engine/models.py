@@ -276,7 +276,26 @@ def load_options() -> tuple[str, str | None]:
     dtype = os.environ.get(DTYPE_ENV, "float32")
     if dtype not in DTYPES:
         raise ModelError(f"{DTYPE_ENV}={dtype!r} is not a dtype this project loads; use one of {', '.join(DTYPES)}")
-    return dtype, os.environ.get(DEVICE_MAP_ENV) or None
+    device_map = os.environ.get(DEVICE_MAP_ENV) or None
+    if device_map:
+        check_device_map(device_map)
+    return dtype, device_map
+
+
+def check_device_map(device_map: str) -> None:
+    """Refuse, in one line, a device map naming a device this machine does not have (``cuda:7`` on a machine with no
+    such GPU), before any weight is read: the library's own failure would look like a damaged model."""
+    import torch
+
+    match = re.fullmatch(r"(cuda|mps|xpu)(?::(\d+))?", device_map)
+    if not match:
+        return  # "auto", "balanced", "cpu" and friends: accelerate places the layers where it can
+    kind, index = match.group(1), int(match.group(2) or 0)
+    backend = getattr(torch, kind, None)
+    count = backend.device_count() if backend is not None and hasattr(backend, "device_count") and backend.is_available() else 0
+    if index >= count:
+        has = f"{count} {kind} device{'s' if count != 1 else ''}" if count else f"no {kind} device"
+        raise ModelError(f"--device-map {device_map}: this machine has {has}; pass --device-map auto, or leave it out to load on the CPU")
 
 
 def _from_pretrained(target: str, causal_hint: bool | None, revision: str | None, local_only: bool):
@@ -335,15 +354,25 @@ def only_the_head_is_missing(info: dict) -> bool:
 
 
 def check_vocabulary(tokenizer, config, target: str) -> None:
-    """Refuse a tokenizer whose ids reach past the model's embedding (ModelError in one line): its largest id must be
-    below the config's ``vocab_size``, or the first such token ends deep inside torch's embedding lookup."""
+    """Refuse a tokenizer whose ids reach past the model's embedding (ModelError in one line), or the first such token
+    ends deep inside torch's embedding lookup. The ids that text can produce must lie below the config's
+    ``vocab_size``: the vocabulary's, less the special tokens added on top of it (such as an ``<|endoftext|>`` that
+    some tokenizers place just past the embedding and never emit for plain text), and the special tokens the tokenizer
+    itself puts around a text (its [BOS], [CLS] or [SEP])."""
     size = getattr(config, "vocab_size", None)
     if size is None and hasattr(config, "get_text_config"):
         size = getattr(config.get_text_config(), "vocab_size", None)
     vocab = tokenizer.get_vocab() if hasattr(tokenizer, "get_vocab") else {}
     if not size or not vocab:
         return
-    largest = max(vocab.values())
+    added = getattr(tokenizer, "added_tokens_decoder", None) or {}
+    set_aside = {i for i, token in added.items() if getattr(token, "special", False)}
+    try:
+        around = set(tokenizer("attention", add_special_tokens=True)["input_ids"])
+    except Exception:  # a tokenizer that cannot encode is refused where the windows are made, in its own words
+        around = set()
+    used = [i for i in vocab.values() if i not in set_aside] + sorted(around)
+    largest = max(used, default=-1)
     if largest >= size:
         raise ModelError(f"{target}: its tokenizer has ids up to {largest:,}, but the model's embedding has {size:,} rows (vocab_size); "
                          "the tokenizer belongs to another model: save the model with its own tokenizer")
@@ -484,6 +513,9 @@ def load_error(name: str, err: Exception) -> BaseException:
                           "models, or one is damaged); save or download the model again")
     if "negative dimensions" in text:
         return ModelError(f"could not load {name!r}: its config gives a negative dimension; the config is damaged")
+    if "No space left on device" in text or getattr(err, "errno", None) == 28:
+        return ModelError(f"could not load {name!r}: the disk ran out of space while writing its files ({one_line(err, 120)}); "
+                          "free some space (or point $ATTNCODA_CACHE at a larger disk) and run again")
     if isinstance(err, (OSError, ValueError, KeyError)):
         return ModelError(f"could not load {name!r}: {one_line(err)}")
     # damaged weights: struct.error, SafetensorError, UnpicklingError, ...

@@ -78,7 +78,8 @@ def sink_positions(kind: str, length: int, prefix: int = 0, suffix: int = 0) -> 
         return (0, 1, 2, 3)
     if kind == "cls_sep":
         if suffix < 1:
-            raise ValueError("the sink set cls_sep needs windows that end in [SEP]; a causal model's windows have none (use 'first')")
+            raise ValueError("the sink set cls_sep needs windows that end in [SEP], and this model's tokenizer closes a text with none "
+                             "(use 'first')")
         return (0, *range(length - suffix, length))
     raise ValueError(f"unknown sink set {kind!r}; use one of {', '.join(SINK_SETS)}")
 
@@ -90,6 +91,14 @@ def sink_sets_for(default: str, length: int, prefix: int, suffix: int) -> dict[s
 
 KEY_FIELDS = ("model", "weights_sha256", "default_sink", "corpus", "split", "n", "length", "seed", "batch_size", "eps_values", "protocol")
 """What a set of signatures depends on: the cache key hashes exactly these fields of its metadata."""
+
+
+class NonFiniteAttention(ValueError):
+    """Raised inside the capture when a layer's attention rows hold NaN or infinity; :func:`compute_spec` names the model."""
+
+    def __init__(self, layer: int):
+        super().__init__(f"layer {layer} gives NaN or infinite attention")
+        self.layer = layer
 
 
 @dataclass(frozen=True)
@@ -283,6 +292,8 @@ class SignatureAccumulator:
     def _add_probability_rows(self, layer: int, heads: slice, picked: np.ndarray) -> None:
         """The probability path's sums from the picked float32 rows ``(rows, heads, L)``, re-closed in float64."""
         rows = picked.astype(np.float64)
+        if not np.isfinite(rows).all():
+            raise NonFiniteAttention(layer)
         rows = rows / rows.sum(axis=-1, keepdims=True)
         self.sums[layer, heads] += rows.sum(axis=0)
         self.zeros += int(np.count_nonzero(rows == 0))
@@ -470,7 +481,15 @@ def compute_spec(loaded, spec: SignatureSpec, seed: int = 0, progress: bool = Fa
     capture = capture_scores(backbone, acc.update_scores) if score_path else capture_attention(backbone, acc.update)
     with torch.inference_mode(), capture:
         for done, start in enumerate(chunks, 1):
-            loaded.forward(batches_in[start : start + batch_size])
+            try:
+                loaded.forward(batches_in[start : start + batch_size])
+            except NonFiniteAttention as bad:
+                from ..base.errors import ModelError
+                from .models import load_options
+
+                raise ModelError(f"{info.name}: layer {bad.layer} gives NaN or infinite attention on seed {seed}'s windows (its weights hold "
+                                 f"NaN or infinite values, or overflow in {load_options()[0]}); nothing is computed from it: "
+                                 "check the weights, or load it in float32") from None
             steps.step(done)
     meta = SignatureMeta(
         **spec.key(info.name, info.weights_sha256, default, seed, n=batches_in.shape[0], length=length, corpus=corpus_name),

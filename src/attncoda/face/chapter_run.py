@@ -97,21 +97,33 @@ class ChapterRun:
             results = folder
         else:
             seeds = {k: v for k, v in defaults.items() if k in ("seed", "seeds")}  # the folder names the seed used
-            folder = run_folder(chapter.key, model if model is not None else chapter.default_model, profile, {**seeds, **params})
+            folder = run_folder(chapter.key, model if model is not None else chapter.default_model, profile,
+                                {**seeds, **params, **load_settings()})
             # a chapter that only reads results (the reproducibility page) reads the record
             params.setdefault("results_dir", str(folder / "results") if chapter.writes_results else str(record_folder))
             results = root / "notebooks" / params["results_dir"]  # as the kernel sees it: an absolute path stays itself
         if model is not None:
             params["model"] = model
         if chapter.writes_results and not record:
-            writable_folder(root / "notebooks" / params["results_dir"], "results_dir", "pass another results_dir", ChapterError)
+            advice = ("pass another results_dir" if given_results else
+                      "set $ATTNCODA_OUTPUT to a folder you can write (the run folders live there), or pass -p results_dir")
+            writable_folder(root / "notebooks" / params["results_dir"], "results_dir" if given_results else "the run folder", advice, ChapterError)
         target = output_path(chapter, output, folder, "results_dir" if given_results else "the run folder", record=record, stage=stage)
         if chapter.per_model:
             note_missing_models(chapter, model, record)
         return cls(chapter, notebook, defaults, params, profile, record, target, Path(results))
 
     def execute(self, progress: bool = True) -> Path:
-        """Execute the chapter with papermill and return the executed notebook's path (:attr:`target`)."""
+        """Execute the chapter with papermill and return the executed notebook's path: :attr:`target`, or its first free
+        numbered neighbour while another run is writing it (:func:`_claimed`)."""
+        target, held = _claimed(self.target)
+        try:
+            return self._execute_to(target, progress)
+        finally:
+            held.unlink(missing_ok=True)  # after the notebook is in place: no other run wrote this path meanwhile
+
+    def _execute_to(self, target: Path, progress: bool) -> Path:
+        """:meth:`execute` once ``target`` is claimed."""
         import json
 
         import papermill
@@ -122,7 +134,7 @@ class ChapterRun:
         from .chapters import KERNEL_ARGUMENTS, KERNEL_QUIET, _ProgressEcho, kernel_manager
         from .results import PARAMETER_NAMES_ENV, RECORD_ENV
 
-        root, target = repo_root(), self.target
+        root = repo_root()
         remove_stale_twins(target)  # the half-written copies of runs that were killed (SIGKILL) before they could remove them
         partial = target.with_name(staging_prefix(target) + "part.ipynb")
         kernel_log = target.with_name(staging_prefix(target) + "kernel.log")
@@ -163,6 +175,34 @@ class ChapterRun:
         kernel_log.unlink(missing_ok=True)
         os.replace(partial, target)
         return target
+
+
+def _claimed(target: Path) -> tuple[Path, Path]:
+    """The notebook path this run writes, and its claim (:func:`~attncoda.base.files.claim`): ``target``, or, while
+    another run is writing it, the first free ``<name>-2.ipynb``, ``-3`` … beside it, said on the terminal; two runs
+    with one ``--output`` never write one file."""
+    import sys
+
+    from ..base.files import claim
+    from ..base.terminal import visible
+
+    for n in range(1, 1000):
+        candidate = target if n == 1 else target.with_name(f"{target.stem}-{n}{target.suffix}")
+        held = claim(candidate)
+        if held is not None:
+            if n > 1:
+                print(f"attncoda: note: another run is writing {visible(target)}; this run writes {visible(candidate)}", file=sys.stderr, flush=True)
+            return candidate, held
+    raise ChapterError(f"999 runs are writing {target} and its numbered neighbours; wait for them, or pass another --output")
+
+
+def load_settings() -> dict:
+    """How this process loads models, as set by ``--dtype`` and ``--device-map`` (through the environment): a setting
+    that changes a number, so a run folder's hash covers it. Unset settings are left out, so that a default run keeps
+    its folder."""
+    from ..engine.models import DEVICE_MAP_ENV, DTYPE_ENV
+
+    return {f"load:{name}": os.environ[env] for name, env in (("dtype", DTYPE_ENV), ("device_map", DEVICE_MAP_ENV)) if os.environ.get(env)}
 
 
 def _write_without_machine_paths(executed, path: Path, root: Path) -> None:

@@ -226,7 +226,10 @@ def output_path(chapter: Chapter, output: str | os.PathLike | None, folder: Path
         target = target / f"{chapter.notebook}.ipynb"
     if target.suffix != ".ipynb":
         raise ChapterError(f"--output {output} must be a notebook path ending in .ipynb, or a folder")
-    refuse_protected(target, what, ChapterError, record=record, stage=record or stage)
+    resolved = refuse_protected(target, what, ChapterError, record=record, stage=record or stage)
+    if resolved.parent == repo_root().resolve():
+        raise ChapterError(f"{what} {output or target} would put a notebook loose in the project folder's root; "
+                           "choose a folder outside the project, or one of its own (the default is _build/runs)")
     writable_folder(target.parent, what, "choose another", ChapterError)
     return target
 
@@ -257,6 +260,10 @@ def note_missing_models(chapter: Chapter, model: str | None, record: bool) -> No
     missing = [name for name in group_members(group) if not REGISTRY[name].installed()]
     if not missing:
         return
+    own = group_members(chapter.default_model)
+    if all(name in missing for name in own):
+        raise ChapterError(f"chapter {chapter.key!r} measures the {chapter.default_model} models ({', '.join(own)}), and none is installed here; "
+                           "run `attncoda models --install` (or make models), or pass --model")
     names = ", ".join(missing)
     if record:
         raise ChapterError(f"the book's record of chapter {chapter.key!r} holds every offline model, and {names} "

@@ -9,6 +9,7 @@ import sys
 from .chapters import CHAPTERS, ChapterError
 from ..base.errors import AttncodaError
 from ..base.protocol import N_TRIPLES, N_WINDOWS, SEEDS, WINDOW_LENGTH
+from ..base.terminal import visible
 from ..engine.models import DEVICE_MAP_ENV, DTYPE_ENV, DTYPES
 
 
@@ -195,7 +196,7 @@ def _signatures(args) -> None:
     sig = get_signatures(args.model, n=args.n, length=args.length, seed=args.seed, corpus=args.corpus, batch_size=args.batch_size, progress=True, refresh=args.refresh)
     layers, heads, length = sig.shape
     sink = sig.sink()
-    print(f"{args.model}: {layers} layers × {heads} heads, L = {length}, N = {sig.meta.n}, sink set {sink} ({sig.meta.default_sink})")
+    print(f"{visible(args.model)}: {layers} layers × {heads} heads, L = {length}, N = {sig.meta.n}, sink set {sink} ({sig.meta.default_sink})")
     print(f"  row-level sink mass {sig.row_mean('sink_mass'):.3f}; signature sink mass {signature_sink_mass(sig.heads(), sink):.3f}")
     print(f"  cached at {cache_path(sig.meta)} (computed in {sig.timings.get('compute_s', float('nan')):.1f} s)")
 
@@ -233,7 +234,7 @@ def _audit(args) -> None:
     except (FileNotFoundError, ValueError) as err:
         curves = spec = None
         note = f"the frozen predictor could not be read: {err}"
-        print(f"attncoda: note: {note}", file=sys.stderr, flush=True)
+        print(f"attncoda: note: {visible(note)}", file=sys.stderr, flush=True)
     report = replace(audit(sigs, args.metric, args.sink, args.triples, curves, spec, maps), prediction_note=note)
     if args.fail_above is not None:
         report = replace(report, ci=fail_above_rule(report.reversal.interval, args.fail_above))
@@ -259,8 +260,8 @@ def _run(args) -> None:
         raise ChapterError("pass --model or --preset, not both")
     model = f"preset:{args.preset}" if args.preset else args.model
     run = ChapterRun.prepare(args.chapter, model=model, parameters=params, output=args.output, profile=args.profile, record=args.record)
-    print(f"executed notebook: {run.execute()}")
-    print(f"results: {run.results}" + (" (the book's record)" if args.record else ""))
+    print(f"executed notebook: {visible(run.execute())}")
+    print(f"results: {visible(run.results)}" + (" (the book's record)" if args.record else ""))
 
 
 def _models(args) -> None:
@@ -322,6 +323,9 @@ def _settle(args) -> None:
     if getattr(args, "dtype", None):  # through the environment, so a chapter's kernel loads models the same way
         os.environ[DTYPE_ENV] = args.dtype
     if getattr(args, "device_map", None):
+        from ..engine.models import check_device_map
+
+        check_device_map(args.device_map)  # a device this machine lacks is one line now, not a "damaged model" in a kernel
         os.environ[DEVICE_MAP_ENV] = args.device_map
     check_environment_folders()  # no cache, build or record folder inside the project's sources
 
@@ -352,12 +356,15 @@ def main(argv=None) -> int:
 
 
 def one_line(err: BaseException) -> str:
-    """An error's message on one line (an OSError as its reason and file, not its errno)."""
+    """An error's message on one line (an OSError as its reason and file, not its errno), its control characters shown
+    (:func:`~attncoda.base.terminal.visible`): a name in it cannot fake a line of output."""
     if isinstance(err, OSError) and not isinstance(err, AttncodaError) and err.strerror:
-        text = f"{err.strerror}: {err.filename}" if err.filename else err.strerror
+        text = f"{err.strerror}: {visible(err.filename)}" if err.filename else err.strerror
+    elif isinstance(err, AttncodaError):  # our messages are one line: a newline in one comes from a name, and is shown
+        text = visible(err)
     else:
         text = str(err) or type(err).__name__
-    return " ".join(text.split())
+    return visible(" ".join(text.split()))
 
 
 if __name__ == "__main__":

@@ -11,10 +11,27 @@ import ast
 from pathlib import Path
 
 from ..base.errors import ChapterError
+from ..engine.models import DTYPES
 
 AT_LEAST_ONE = {"n", "length", "n_triples", "batch_size", "n_windows", "signature_n", "n_positions", "rows_per_layer", "invariance_samples",
-                "n_grid", "n_heads", "replicates"}
+                "n_grid", "n_heads", "replicates", "samples", "tie_draws", "random_sets", "calibration_windows"}
 """Counts that must be positive."""
+
+AT_LEAST = {**{name: 1 for name in AT_LEAST_ONE}, "length": 4, "n_heads": 3}
+"""The smallest value of each count: a window needs room for its special tokens and some text (4 tokens), and a triple
+of heads needs three heads."""
+
+AT_MOST = {"n": 100_000, "n_windows": 100_000, "signature_n": 100_000, "calibration_windows": 100_000, "length": 131_072,
+           "batch_size": 4_096, "n_triples": 10_000_000, "n_positions": 10_000_000, "rows_per_layer": 1_000_000,
+           "invariance_samples": 1_000_000, "n_grid": 10_000, "n_heads": 100_000, "replicates": 1_000, "samples": 10_000,
+           "holdout": 10_000, "tie_draws": 10_000, "random_sets": 100_000, "steps": 10_000_000, "text_steps": 10_000_000,
+           "seed": 2**32 - 1}
+"""The largest value of each count: far beyond any run that finishes on one machine (the full profile's values are
+at most a few percent of these), so a typo such as ``1e30`` is refused before a kernel starts instead of failing
+deep inside it."""
+
+CHOICES = {"dtype": DTYPES}
+"""String parameters that take one of a few words."""
 
 MODEL_LISTS = ("endpoints",)
 """String parameters that name models (comma-separated; "defaults" or "" for the chapter's own choice): each is resolved
@@ -54,16 +71,20 @@ def check_value(chapter: str, name: str, value, default) -> None:
     elif isinstance(default, int):
         if isinstance(value, bool) or not isinstance(value, int):
             fail("must be a whole number")
-        if name in AT_LEAST_ONE and value < 1:
-            fail("must be at least 1")
+        if name in AT_LEAST and value < AT_LEAST[name]:
+            fail(f"must be at least {AT_LEAST[name]}")
         if value < 0:
             fail("must not be negative")
+        if name in AT_MOST and value > AT_MOST[name]:
+            fail(f"must be at most {AT_MOST[name]:,}")
     elif isinstance(default, float):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             fail("must be a number")
     elif isinstance(default, str):
         if not isinstance(value, str):
             fail(f"must be a string, not {_type_name(value)}")
+        if name in CHOICES and value not in CHOICES[name]:
+            fail(f"must be one of {', '.join(CHOICES[name])}")
     elif isinstance(default, list):
         if not default and name in LIST_ITEMS:
             kind, described = LIST_ITEMS[name]
@@ -75,6 +96,10 @@ def check_value(chapter: str, name: str, value, default) -> None:
         kinds = {type(x) for x in default}
         if kinds == {int} and not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in value):
             fail("must be a list of non-negative whole numbers")
+        if kinds == {int} and any(x > AT_MOST["seed"] for x in value):
+            fail(f"must be a list of whole numbers up to {AT_MOST['seed']:,}")
+        if len(value) > 1_000:
+            fail("must hold at most 1,000 entries")
         if kinds == {int} and len(set(value)) != len(value):
             fail("repeats an entry; each seed or draw must be distinct")
 

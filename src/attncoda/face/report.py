@@ -130,7 +130,9 @@ def show_with_reasons(table, caption: str, reasons: str = "why") -> None:
 
 def escape(text) -> str:
     """``text`` with the characters HTML reads as markup (``<``, ``>``, ``&``) written as entities, for Markdown a page
-    renders: a model named ``<img src=x onerror=…>`` (any folder name a reader passes) shows as its name, never as HTML.
+    renders: a model named ``<img src=x onerror=…>`` (any folder name a reader passes) shows as its name, never as HTML,
+    and a control character in it as its escape (:func:`~attncoda.base.terminal.visible`), so a newline cannot break
+    a table's row.
 
     Examples
     --------
@@ -141,7 +143,9 @@ def escape(text) -> str:
     """
     import html
 
-    return html.escape(str(text), quote=False)
+    from ..base.terminal import visible
+
+    return html.escape(visible(text), quote=False)
 
 
 MARKUP = ("<", ">", "&")

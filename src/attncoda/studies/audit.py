@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 
 from ..base.protocol import DEFAULT_EPS, N_TRIPLES
+from ..base.terminal import visible
 from ..math.metrics import get_metric
 from ..math.verdicts import convention_verdicts, reversal_from_verdicts, sample_triples
 from .profiles import collapse_disagreement, layer_profile
@@ -79,6 +80,8 @@ def sink_keys(text: str, length: int) -> tuple[int, ...]:
         raise ValueError(f"sink keys {text} must lie in 0..{length - 1} (the window has {length} keys)")
     if len(set(keys)) != len(keys):
         raise ValueError(f"sink keys {text} repeat a key; name each key once")
+    if len(keys) >= length:
+        raise ValueError(f"sink keys {text} cover all {length} keys of the window, which leaves no content to compare; name fewer keys")
     return keys
 
 
@@ -93,6 +96,9 @@ def parse_sink(text: str | None, sig) -> tuple[str, tuple[int, ...]]:
         if not sig.meta.layout.bos_prepended:
             raise ValueError("this model's tokenizer prepends no BOS token, so there is no BOS sink; use --sink first (key 0 is an ordinary token)")
         return "bos", (0,)
+    if text == "cls" and sig.meta.causal:
+        raise ValueError("a causal model's windows open with no [CLS] token, so there is no [CLS] sink; use --sink first "
+                         "(key 0, whatever token it holds)")
     if text in sig.meta.sink_sets:
         return text, sig.sink(text)
     from ..engine.signatures import sink_positions
@@ -416,8 +422,11 @@ def render(r: AuditReport, fmt: str = "text") -> str:
                 f"({p.deviation_points:+.1f} points, {'within' if p.within_tolerance else 'outside'} its tolerance)"
                 + (f"; {r.length_note}" if r.length_note else ""))
     sweep = ("bit-identical verdicts" if r.eps_sweep["bit_identical"] else "verdicts moved") + f" ({r.eps_sweep['exact_zeros']} exact zeros met)"
+    model = visible(r.model)  # a folder's name can hold a newline or a terminal escape
+    if fmt == "markdown":
+        model = model.replace("|", "\\|")
     lines = [
-        ("model", f"{r.model} ({r.architecture}, {'causal' if r.causal else 'bidirectional'}, {r.heads} heads)"),
+        ("model", f"{model} ({r.architecture}, {'causal' if r.causal else 'bidirectional'}, {r.heads} heads)"),
         ("sample", f"{r.windows_per_seed} windows of {r.length} tokens per seed, seeds {r.seeds}; {r.signature_kind}-path signatures"),
         ("sink set", f"{r.sink['name']}: keys {r.sink['keys']}" + ("" if not r.causal else " (a BOS token is prepended)" if r.bos_prepended else " (no BOS token: key 0 is an ordinary token)")),
         ("where attention goes", top),
@@ -434,6 +443,6 @@ def render(r: AuditReport, fmt: str = "text") -> str:
         lines.append(("--fail-above", ("FAILED: " if r.ci["failed"] else "passed: ") + r.ci["rule"]))
     if fmt == "markdown":
         body = "\n".join(f"| {k} | {v} |" for k, v in lines)
-        return f"## Convention audit: {r.model}\n\n| | |\n|---|---|\n{body}\n\n**Recommendation.** {r.recommendation}\n"
+        return f"## Convention audit: {model}\n\n| | |\n|---|---|\n{body}\n\n**Recommendation.** {r.recommendation}\n"
     width = max(len(k) for k, _ in lines)
     return "\n".join(f"{k:<{width}}  {v}" for k, v in lines) + f"\n\nrecommendation: {r.recommendation}\n"
