@@ -22,8 +22,9 @@ def _parameters(key: str, profile: str) -> dict:
 
 @pytest.fixture
 def any_models_installed(monkeypatch):
-    """The plans do not depend on which offline models are installed here (make test installs only minilm-l6); the
-    full profile's refusal to record without them is test_trust's."""
+    """The plans of a machine with every offline model installed (make test installs only minilm-l6, and a group run
+    plans only what is installed); the full profile's refusal to record without them is test_trust's."""
+    monkeypatch.setattr("attncoda.engine.registry.RegistryModel.installed", lambda self: True)
     monkeypatch.setattr("attncoda.face.chapters.note_missing_models", lambda *a, **k: None)
 
 

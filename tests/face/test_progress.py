@@ -12,7 +12,7 @@ def test_report_is_silent_without_a_progress_file(monkeypatch, tmp_path):
     target = tmp_path / "p.log"
     monkeypatch.setenv("ATTNCODA_PROGRESS", str(target))
     report("one\nline")
-    assert target.read_text() == "one line\n", "a report is one line"
+    assert target.read_text() == "one\\nline\n", "a report is one line, its control characters shown escaped"
     assert Steps("x", 2).line(2, now=Steps("x", 2).started + 3).startswith("x: 2/2, done in")
 
 

@@ -119,8 +119,8 @@ def refuse_when_cache_only(what: str) -> None:
 
 
 def refuse_odd_entry(path: Path) -> None:
-    """CacheError in one line when something other than a regular file (a folder, a FIFO, a socket) sits where a cache
-    entry belongs: the result could not be stored there, so nothing is computed for it."""
+    """CacheError in one line when a folder sits where a cache entry belongs: the result could not be stored there, so
+    nothing is computed for it. (A FIFO or socket there is never read, and the atomic write replaces it.)"""
     import stat
 
     from ..base.errors import CacheError
@@ -131,9 +131,8 @@ def refuse_odd_entry(path: Path) -> None:
         return
     except OSError as err:
         raise CacheError(f"the cache entry {path} cannot be inspected ({err.strerror}); remove it, or point $ATTNCODA_CACHE elsewhere") from None
-    if not stat.S_ISREG(mode):
-        what = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
-        raise CacheError(f"the cache entry {path} is {what}, so no result can be stored there; remove it and run again")
+    if stat.S_ISDIR(mode):
+        raise CacheError(f"the cache entry {path} is a folder, so no result can be stored there; remove it and run again")
 
 
 def cache_or_compute(model: str, jobs, path_for: Callable, read: Callable, write: Callable, compute: Callable,

@@ -235,11 +235,16 @@ def build_book(profile: str = "full", run: bool = True, strict: bool = True, pre
 
     started = time.perf_counter()
     stage = stage_sources()
+    client = None
+    if run and scheduler:
+        from .precompute import connect
+
+        client = connect(scheduler)  # a wrong address is one line before any chapter is planned
     runs = book_runs(profile, preset) if run else {}
     if run and (jobs > 1 or scheduler):
         from .precompute import run_all, union
 
-        done = run_all(union(r.plan() for r in runs.values()), workers=jobs, scheduler=scheduler)
+        done = run_all(union(r.plan() for r in runs.values()), workers=jobs, scheduler=scheduler, client=client)
         print(f"precomputed {done['lookups']} cache lookups in {done['seconds']:.0f} s ({'Dask at ' + scheduler if scheduler else f'{jobs} processes'})",
               flush=True)
     own_results = book_results(profile, preset)

@@ -101,25 +101,33 @@ def _threads(workers: int) -> int:
     return max(1, (os.cpu_count() or 1) // workers)
 
 
-def run_all(lookups: list[Lookup], workers: int = 1, scheduler: str | None = None) -> dict:
-    """Compute ``lookups`` on ``workers`` local processes, or on the Dask cluster at ``scheduler``; returns
-    ``{"lookups": how many, "seconds": wall time}``."""
+def connect(scheduler: str):
+    """A Dask ``Client`` for the scheduler at ``scheduler``, or ChapterError in one line when distributed is missing
+    or nobody answers within 10 s. ``attncoda book`` calls it before planning, so a wrong address costs no work."""
+    from ..base.errors import ChapterError
+
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ChapterError("--scheduler needs dask's distributed package: pip install 'attncoda[cluster]'") from None
+    try:
+        return Client(scheduler, timeout="10s")
+    except (OSError, TimeoutError) as err:
+        raise ChapterError(f"cannot reach the Dask scheduler at {scheduler} ({err}); start one with `dask scheduler`, or drop --scheduler") from None
+
+
+def run_all(lookups: list[Lookup], workers: int = 1, scheduler: str | None = None, client=None) -> dict:
+    """Compute ``lookups`` on ``workers`` local processes, or on the Dask cluster at ``scheduler`` (through
+    ``client`` when one is already connected); returns ``{"lookups": how many, "seconds": wall time}``."""
     from ..base.progress import Steps
 
     started = time.perf_counter()
     steps = Steps(f"precomputing {len(lookups)} lookups", len(lookups))
     done = 0
-    if scheduler:
-        from ..base.errors import ChapterError
+    if scheduler or client is not None:
+        from distributed import as_completed
 
-        try:
-            from distributed import Client, as_completed
-        except ImportError:
-            raise ChapterError("--scheduler needs dask's distributed package: pip install 'attncoda[cluster]'") from None
-        try:
-            client = Client(scheduler, timeout="10s")
-        except (OSError, TimeoutError) as err:
-            raise ChapterError(f"cannot reach the Dask scheduler at {scheduler} ({err}); start one with `dask scheduler`, or drop --scheduler") from None
+        client = client if client is not None else connect(scheduler)
         with client:
             futures = {client.submit(run_lookup, lookup, None, pure=False, key=f"attncoda-{i}-{lookup.kind}"): lookup
                        for i, lookup in enumerate(lookups)}
