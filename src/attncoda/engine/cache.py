@@ -179,7 +179,7 @@ class KeyedJson:
     """
 
     def __init__(self, kind: str):
-        self.kind, self.keys = kind, {}
+        self.kind, self.keys, self.named = kind, {}, set()
 
     def path(self, key: dict) -> Path:
         path = key_path(self.kind, key, tuple(key)).with_suffix(".json")
@@ -198,8 +198,10 @@ class KeyedJson:
         except (TypeError, ValueError, KeyError, AttributeError):
             holds = False
         if not holds:
-            print(f"attncoda: cache entry {path} does not hold what its name promises (damaged, or copied from another key); "
-                  "computing it again", file=sys.stderr, flush=True)
+            if Path(path) not in self.named:  # cache_or_compute may look twice (before and after loading): one line
+                self.named.add(Path(path))
+                print(f"attncoda: cache entry {path} does not hold what its name promises (damaged, or copied from another key); "
+                      "computing it again", file=sys.stderr, flush=True)
             return None
         return data["result"]
 
