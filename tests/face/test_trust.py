@@ -2,7 +2,8 @@
 error a reader can cause is one line, printed before the work.
 
 ``PROBES`` is the table: each row is a command as a reader types it (after ``attncoda``), what it is set up with,
-the exit code it must give and the one line it must print.
+the exit code it must give and the one line it must print (None: no line at all), and optionally what its standard
+output must hold. ``API_PROBES`` is the same table for calls into the Python API.
 """
 
 import hashlib
@@ -233,6 +234,58 @@ def deep_file(tmp: Path, name: str) -> Path:
     return folder
 
 
+def changed_conversion(tmp: Path) -> Path:
+    """D5: a GGUF converted once into the cache, whose converted weights were then zeroed in place."""
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    from attncoda.engine.models import load_model
+    from tiny_models import save_tiny_gguf
+
+    gguf = save_tiny_gguf(tmp / "converted.gguf")
+    load_model(str(gguf))
+    [weights] = (tmp / "cache" / "models").glob("gguf-*/*.safetensors")
+    save_file({k: torch.zeros_like(v) for k, v in load_file(str(weights)).items()}, str(weights), metadata={"format": "pt"})
+    return gguf
+
+
+def fifo_checksum_book(tmp: Path) -> Path:
+    """D6: a FIFO where the cache's checksum book belongs (a read of it would block forever); returns a bert to measure."""
+    (tmp / "cache").mkdir(parents=True, exist_ok=True)
+    os.mkfifo(tmp / "cache" / "checksums.json")
+    return save_tiny("bert", tmp / "bert-fifo")
+
+
+def edited_attention_map(tmp: Path) -> Path:
+    """D10: a bert audited once, whose cached attention map for seed 0 then had its result replaced by a string."""
+    folder = save_tiny("bert", tmp / "bert-edited")
+    assert main(["audit", "--model", str(folder), "--n", "2", "--length", "16", "--seeds", "0"]) == 0
+    [entry] = (tmp / "cache").rglob("attention_map/**/*.json")
+    data = json.loads(entry.read_text())
+    data["result"] = "garbage"
+    entry.write_text(json.dumps(data))
+    return folder
+
+
+def claimed_output(tmp: Path) -> Path:
+    """D17: an output folder whose theory notebook is claimed by another live run (a process that sleeps a while)."""
+    folder = tmp / "claimed"
+    folder.mkdir()
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    (folder / ".01_theory_witness.ipynb.claim").write_text(str(other.pid))
+    return folder
+
+
+def folder_at_entry(tmp: Path) -> Path:
+    """D21: a bert whose signatures entry (n 2, length 16, the default batch) is a folder."""
+    from attncoda.engine import cache, models, signatures
+
+    folder = save_tiny("bert", tmp / "bert-blocked")
+    spec = signatures.SignatureSpec(2, 16, "wikipedia", "sample", 8, signatures.EPS_SWEEP)
+    signatures.cache_path(spec.key(str(folder), *cache.identity_without_loading(models.resolve(str(folder))), 0)).mkdir(parents=True)
+    return folder
+
+
 SETUPS = {"code_folder": code_folder, "tiny_llama": lambda t: save_tiny("llama", t / "llama"), "nan_weights": nan_weights,
           "control_name": control_name, "tiny_gguf": lambda t: __import__("tiny_models").save_tiny_gguf(t / "tiny.gguf"), "huge_vocabulary": huge_vocabulary, "deep_config": lambda t: deep_file(t, "config.json"),
           "deep_tokenizer_config": lambda t: deep_file(t, "tokenizer_config.json"), "link_loop": link_loop, "small_vocabulary": small_vocabulary, "zero_weights": zero_weights, "unknown_words": unknown_words, "one_layer": one_layer, "weights_of_nothing": weights_of_nothing, "gguf_missing_tensors": gguf_missing_tensors, "damaged_weights": damaged_weights, "not_gguf": not_gguf, "plain_file": plain_file,
@@ -246,7 +299,9 @@ SETUPS = {"code_folder": code_folder, "tiny_llama": lambda t: save_tiny("llama",
           "million_layers": lambda t: _edited_config(t, "million", num_hidden_layers=1_000_000),
           "negative_heads": lambda t: _edited_config(t, "negative", num_attention_heads=-4),
           "too_large_in_all": lambda t: _edited_config(t, "too-large", hidden_size=65_536, intermediate_size=1 << 20),
-          "million_blocks_gguf": lambda t: __import__("tiny_models").save_tiny_gguf(t / "million.gguf", block_count=1_000_000)}
+          "million_blocks_gguf": lambda t: __import__("tiny_models").save_tiny_gguf(t / "million.gguf", block_count=1_000_000),
+          "changed_conversion": changed_conversion, "fifo_checksum_book": fifo_checksum_book, "edited_attention_map": edited_attention_map,
+          "claimed_output": claimed_output, "folder_at_entry": folder_at_entry}
 
 # (id, argv with {name} filled from SETUPS or tiny_bert/tmp, environment, exit code, the line printed)
 PROBES = [
@@ -391,6 +446,21 @@ PROBES = [
      r"tiny.gguf: signatures of seed 0 is not in the cache, and \$ATTNCODA_CACHE_ONLY=1 forbids computing it"),
     ("D29-a-notebook-loose-in-the-project-root", ["run", "theory", "--profile", "small", "--output", str(ROOT) + "/"], {}, 1,
      "--output .* would put a notebook loose in the project folder's root"),
+    # answers that are right after a note, or right without one: exit 0, the note (or no line), and what stdout must hold
+    ("D5-a-conversion-changed-since-it-was-made", ["signatures", "--model", "{changed_conversion}", "--n", "2", "--length", "16"], {}, 0,
+     "converting again"),
+    ("D6-a-fifo-for-a-checksum-book", ["signatures", "--model", "{fifo_checksum_book}", "--n", "2", "--length", "16"], {}, 0,
+     "checksums.json was damaged; it is rebuilt"),
+    ("D10-a-cached-result-edited-under-its-key", ["audit", "--model", "{edited_attention_map}", "--n", "2", "--length", "16", "--seeds", "0"], {}, 0,
+     "does not hold what its name promises .*; computing it again"),
+    ("D17-an-output-another-run-is-writing", ["run", "theory", "--profile", "small", "--output", "{claimed_output}/"], {}, 0,
+     r"another run is writing .*01_theory_witness.ipynb; this run writes .*01_theory_witness-2.ipynb"),
+    ("D19-json-with-an-undefined-field", ["audit", "--model", "{one_layer}", "--n", "2", "--length", "16", "--format", "json"], {}, 0,
+     None, r'"collapse_disagreement": null'),
+    ("D28-one-layer-has-no-layer-pair", ["audit", "--model", "{one_layer}", "--n", "2", "--length", "16"], {}, 0,
+     None, "undefined: a model with one layer has no pair of adjacent layers"),
+    ("D21-a-folder-at-a-cache-entry", ["signatures", "--model", "{folder_at_entry}", "--n", "2", "--length", "16"], {}, 1,
+     "is a folder, so no result can be stored there; remove it and run again"),
 ]
 
 
@@ -409,7 +479,7 @@ def fill(text: str, tmp: Path, tiny: Path) -> str:
 def test_probe(probe, sandbox, tiny_bert, capsys, monkeypatch):
     import re
 
-    name, argv, env, code, line = probe
+    name, argv, env, code, line, *out = probe
     before, seen = record_digest(), project_status()
     argv = [fill(a, sandbox, tiny_bert) for a in argv]
     for k, v in env.items():
@@ -420,19 +490,170 @@ def test_probe(probe, sandbox, tiny_bert, capsys, monkeypatch):
         got = main(argv)
     except SystemExit as stop:  # argparse's own errors
         got = stop.code
-    err = [line for line in capsys.readouterr().err.strip().splitlines()
-           if not re.search(r"\d+%\|.*\| \d+/\d+ \[|: \d+/\d+, (done in|about) ", line)]  # progress (a GGUF's conversion bar, the
+    printed = capsys.readouterr()
+    err = [line for line in printed.err.strip().splitlines() if line.strip()
+           and not re.search(r"\d+%\|.*\| \d+/\d+ \[|: \d+/\d+, (done in|about) ", line)]  # progress (a GGUF's conversion bar, the
     # audit's own steps on stderr, printed as the work goes) is not an error line: what is checked is the one line that ends it
     if os.environ.get("ATTNCODA_PROBE_LOG"):  # the table of a closing note: each probe's command, exit code and line
         with open(os.environ["ATTNCODA_PROBE_LOG"], "a") as log:
             log.write(json.dumps({"probe": name, "argv": probe[1], "env": probe[2], "exit": got, "line": (err[-1] if err else "").replace(str(sandbox), "<tmp>").replace(str(tiny_bert), "<tiny_bert>")}) + "\n")
     assert got == code, f"exit {got}, wanted {code}; stderr: {err}"
-    assert err and re.search(line, err[-1]), f"wanted a line matching {line!r}; got {err}"
-    assert code == 2 or len(err) == 1, f"one line, got {len(err)}: {err}"
+    if line is None:
+        assert not err, f"wanted no line on stderr; got {err}"
+    else:
+        assert err and re.search(line, err[-1]), f"wanted a line matching {line!r}; got {err}"
+        assert code == 2 or len(err) == 1, f"one line, got {len(err)}: {err}"
+    if out:
+        assert re.search(out[0], printed.out), f"wanted {out[0]!r} in the output; got {printed.out[:500]}"
+    if "--format" in argv and "json" in argv and code == 0:  # strict JSON: a bare NaN or Infinity fails the parse
+        json.loads(printed.out, parse_constant=lambda bare: pytest.fail(f"a bare {bare} in the JSON"))
     assert record_digest() == before, "the committed record changed"
     assert project_status() == seen, "a file appeared or changed in the checkout"
     assert not (sandbox / "MARKER").exists(), "a model folder's code ran"
     assert time.perf_counter() - started < 60
+
+
+def _rows(layers=2, heads=3, keys=6, seed=0):
+    """Causal attention rows, (windows, layers, heads, queries, keys), each summing to one."""
+    rng = np.random.default_rng(seed)
+    p = np.tril(rng.random((1, layers, heads, keys, keys))) + 1e-3 * np.tril(np.ones((keys, keys)))
+    return p / p.sum(-1, keepdims=True)
+
+
+def _later_layer(change):
+    rows = _rows()
+    change(rows[:, 1])
+    return rows
+
+
+def _patterns(rows, **kw):
+    from attncoda.engine.patterns import signatures_from_patterns
+
+    return signatures_from_patterns(rows, **kw)
+
+
+def _rate(**kw):
+    from attncoda.math.verdicts import reversal_rate
+
+    return reversal_rate(np.random.default_rng(0).dirichlet(np.ones(6), 8), "js", **kw)
+
+
+def _decompose(sink):
+    import attncoda as ac
+
+    p, q = np.random.default_rng(0).dirichlet(np.ones(6), 2)
+    return ac.decompose(p, q, sink=sink)
+
+
+def _scale(rows):
+    rows *= 2
+
+
+def _nan(rows):
+    rows[:, 0, 3, 0] = np.nan
+
+
+def _look_ahead(rows):
+    rows[:, 0, 0] = 1 / 6
+
+
+def _bf16_rows(tmp, monkeypatch):
+    import torch
+
+    assert _patterns(torch.tensor(_rows(keys=64)).to(torch.bfloat16)).shape[-1] == 64
+    return 0
+
+
+def _search_label(tmp, monkeypatch):
+    from attncoda.studies import sink_search
+
+    return sink_search.main(["bogus-label"])
+
+
+def _damaged_trials(tmp, monkeypatch):
+    from attncoda.studies import sink_search
+
+    path = tmp / "trials.json"
+    path.write_text('{"trials": 5, "target": 0.5}')
+    monkeypatch.setattr(sink_search, "trials_path", lambda: path)
+    return sink_search.read_trials()
+
+
+def _book_with_one_encoder(tmp, monkeypatch):
+    from attncoda.engine import registry
+    from attncoda.face.book import book_plan
+
+    monkeypatch.setattr(registry.RegistryModel, "installed", lambda self: self.name == "minilm-l6")
+    return book_plan("small")
+
+
+def _run_folders_by_load(tmp, monkeypatch):
+    """Five runs that differ only in dtype or device map: five run folders, or AssertionError."""
+    from attncoda.engine.models import DEVICE_MAP_ENV, DTYPE_ENV
+    from attncoda.face.chapter_run import ChapterRun
+
+    monkeypatch.delenv(DTYPE_ENV, raising=False)
+    monkeypatch.delenv(DEVICE_MAP_ENV, raising=False)
+    folders = {ChapterRun.prepare("theory", profile="small").results}
+    for dtype in ("float16", "bfloat16", "float32"):
+        monkeypatch.setenv(DTYPE_ENV, dtype)
+        folders.add(ChapterRun.prepare("theory", profile="small").results)
+    monkeypatch.setenv(DEVICE_MAP_ENV, "auto")
+    folders.add(ChapterRun.prepare("theory", profile="small").results)
+    assert len(folders) == 5, folders
+    return 0
+
+
+# (id, call(tmp, monkeypatch), exit code, the line): a call that raises ValueError or AttncodaError exits 1 with its
+# message as the line; one that returns gives that as its exit code and its last line on stderr (None: no line)
+API_PROBES = [
+    ("D2-a-later-layer-scaled", lambda t, m: _patterns(_later_layer(_scale)), 1, "layer 1's attention rows must sum to 1"),
+    ("D2-a-later-layer-with-nan", lambda t, m: _patterns(_later_layer(_nan)), 1, "layer 1's attention patterns must be finite"),
+    ("D2-a-later-layer-looks-ahead", lambda t, m: _patterns(_later_layer(_look_ahead)), 1, "layer 1 attends to later keys"),
+    ("D3-blocks-with-a-gap", lambda t, m: _patterns({"blocks.0.attn.hook_pattern": _rows(1)[:, 0], "blocks.7.attn.hook_pattern": _rows(1)[:, 0]}),
+     1, "hold blocks 0, 7 but not 1, 2, 3, 4, 5"),
+    ("D11-a-small-book-with-one-encoder-installed", _book_with_one_encoder, 1,
+     r"chapter 'pruning' measures the causal models .*none is installed here; run `attncoda models --install`"),
+    ("D16-runs-that-differ-in-dtype-or-device-map", _run_folders_by_load, 0, None),
+    ("D26-a-triple-past-the-heads", lambda t, m: _rate(triples=np.array([[0, 1, 99]])), 1, "must index heads 0..7"),
+    ("D26-a-negative-head", lambda t, m: _rate(triples=np.array([[0, 1, -1]])), 1, "must index heads 0..7"),
+    ("D26-a-triple-of-floats", lambda t, m: _rate(triples=np.array([[0.0, 1.0, 2.0]])), 1, "whole head indices"),
+    ("D26-a-repeated-head", lambda t, m: _rate(triples=np.array([[0, 0, 1]])), 1, "three distinct heads"),
+    ("D26-a-fractional-count", lambda t, m: _rate(n_triples=2.5), 1, "positive whole number"),
+    ("D26-a-seed-that-is-text", lambda t, m: _rate(seed="a"), 1, "seed must be a whole number"),
+    ("D26-a-sink-of-half-a-key", lambda t, m: _decompose((0.5,)), 1, "sink"),
+    ("D26-a-sink-that-is-text", lambda t, m: _decompose("0"), 1, "sink"),
+    ("D26-a-sink-that-is-true", lambda t, m: _decompose(True), 1, "sink"),
+    ("D26-empty-patterns", lambda t, m: _patterns(np.zeros((1, 2, 0, 0))), 1, "non-empty"),
+    ("D26-bf16-rows-are-accepted", _bf16_rows, 0, None),
+    ("D27-an-unknown-search-label", _search_label, 2, "unknown trial 'bogus-label'; the labels are:"),
+    ("D27-a-damaged-trials-record", _damaged_trials, 1, "is damaged"),
+]
+
+
+@pytest.mark.parametrize("probe", API_PROBES, ids=[p[0] for p in API_PROBES])
+def test_api_probe(probe, sandbox, capsys, monkeypatch):
+    import re
+
+    from attncoda.base.errors import AttncodaError
+
+    name, call, code, line = probe
+    capsys.readouterr()
+    try:
+        got, said = call(sandbox, monkeypatch), None
+    except (ValueError, AttncodaError) as err:
+        got, said = 1, str(err)
+    if said is None:
+        err = capsys.readouterr().err.strip().splitlines()
+        said = err[-1] if err else None
+    if os.environ.get("ATTNCODA_PROBE_LOG"):
+        with open(os.environ["ATTNCODA_PROBE_LOG"], "a") as log:
+            log.write(json.dumps({"probe": name, "argv": ["(python API)"], "env": {}, "exit": got, "line": (said or "").replace(str(sandbox), "<tmp>")}) + "\n")
+    assert got == code, f"exit {got}, wanted {code}; said {said!r}"
+    if line is None:
+        assert said is None, f"wanted no line; got {said!r}"
+    else:
+        assert said and "\n" not in said and re.search(line, said), f"wanted one line matching {line!r}; got {said!r}"
 
 
 def test_audit_checks_its_sink_before_computing(sandbox, tiny_bert, capsys, monkeypatch):

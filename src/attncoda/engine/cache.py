@@ -198,8 +198,10 @@ class KeyedJson:
         except (TypeError, ValueError, KeyError, AttributeError):
             holds = False
         if not holds:
-            if Path(path) not in self.named:  # cache_or_compute may look twice (before and after loading): one line
-                self.named.add(Path(path))
+            stat = Path(path).stat()
+            seen = (Path(path), stat.st_mtime_ns, stat.st_size)
+            if seen not in self.named:  # cache_or_compute may look twice (before and after loading): one line per file state
+                self.named.add(seen)
                 print(f"attncoda: cache entry {path} does not hold what its name promises (damaged, or copied from another key); "
                       "computing it again", file=sys.stderr, flush=True)
             return None
