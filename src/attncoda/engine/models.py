@@ -378,6 +378,18 @@ def check_vocabulary(tokenizer, config, target: str) -> None:
                          "the tokenizer belongs to another model: save the model with its own tokenizer")
 
 
+def _in_order(name: str) -> list:
+    """Sort key for parameter names in the model's own order, layer 2 before layer 10 (transformers reports them as a
+    set, whose order changes from run to run).
+
+    >>> sorted(["h.10.w", "h.2.w", "emb"], key=_in_order)
+    ['emb', 'h.2.w', 'h.10.w']
+    """
+    import re
+
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name) if part]
+
+
 def check_coverage(info: dict, target: str) -> None:
     """Refuse a model whose weights do not cover it (ModelError in one line): transformers fills a parameter missing
     from the weights with random numbers and only warns, so every number computed from it would be silently wrong.
@@ -388,14 +400,13 @@ def check_coverage(info: dict, target: str) -> None:
     >>> check_coverage({"missing_keys": ["model.layers.0.self_attn.q_proj.weight", "lm_head.weight"], "unexpected_keys": ["foo"]}, "m")
     Traceback (most recent call last):
     ...
-    attncoda.base.errors.ModelError: m: its weights do not cover the model: 2 parameters are missing (model.layers.0.self_attn.q_proj.weight, lm_head.weight) and 1 weight is not the model's (foo); they would be random numbers, so nothing is computed from them. Save the model again with save_pretrained, or pass the folder its weights belong to
+    attncoda.base.errors.ModelError: m: its weights do not cover the model: 2 parameters are missing (lm_head.weight, model.layers.0.self_attn.q_proj.weight) and 1 weight is not the model's (foo); they would be random numbers, so nothing is computed from them. Save the model again with save_pretrained, or pass the folder its weights belong to
     """
-    missing = sorted(set(info.get("missing_keys") or ()), key=list(info.get("missing_keys") or ()).index)
-    missing = [k for k in missing if not any(part in k for part in UNUSED_BY_ATTENTION)]
-    mismatched = [k[0] if isinstance(k, tuple) else k for k in info.get("mismatched_keys") or ()]
+    missing = sorted({k for k in info.get("missing_keys") or () if not any(part in k for part in UNUSED_BY_ATTENTION)}, key=_in_order)
+    mismatched = sorted({k[0] if isinstance(k, tuple) else k for k in info.get("mismatched_keys") or ()}, key=_in_order)
     if not missing and not mismatched:
         return
-    unexpected = list(info.get("unexpected_keys") or ())
+    unexpected = sorted(set(info.get("unexpected_keys") or ()), key=_in_order)
 
     def named(keys) -> str:
         return ", ".join(keys[:3]) + (f", and {len(keys) - 3:,} more" if len(keys) > 3 else "")
