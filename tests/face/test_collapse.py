@@ -183,6 +183,26 @@ def test_the_initialized_twin_is_the_same_architecture_with_seeded_fresh_weights
     assert again["init"] == ends["init"]
 
 
+def test_an_encoder_loaded_without_its_head_is_initialized_as_its_config_declares(tmp_path):
+    """A sentence-embedding folder loads as its encoder (its weights hold no masked-LM head), but its initialized twin
+    is built as the config's declared class, whose initializer draws in that class's order; a class from another
+    family, or none, leaves the loaded class."""
+    from transformers import BertConfig, BertForMaskedLM, BertModel, LlamaConfig, LlamaForCausalLM
+
+    from attncoda.engine.initialization import architecture
+
+    bert = BertModel(BertConfig(hidden_size=8, num_hidden_layers=1, num_attention_heads=2, intermediate_size=8, vocab_size=20,
+                                architectures=["BertForMaskedLM"]))
+    assert architecture(bert) is BertForMaskedLM
+    bert.config.architectures = ["LlamaForCausalLM"]
+    assert architecture(bert) is BertModel
+    bert.config.architectures = None
+    assert architecture(bert) is BertModel
+    llama = LlamaForCausalLM(LlamaConfig(hidden_size=8, num_hidden_layers=1, num_attention_heads=2, intermediate_size=8, vocab_size=20,
+                                         architectures=["LlamaForCausalLM"]))
+    assert architecture(llama) is LlamaForCausalLM
+
+
 def test_the_chapter_defaults_are_the_protocol_constants():
     from pathlib import Path
 
