@@ -128,11 +128,11 @@ def show_with_reasons(table, caption: str, reasons: str = "why") -> None:
     display(Markdown("\n".join(f"* **{escape(name)}**: {escape(why)}" for name, why in table[reasons].items())))
 
 
-def escape(text) -> str:
+def escape(text, paragraphs: bool = False) -> str:
     """``text`` with the characters HTML reads as markup (``<``, ``>``, ``&``) written as entities, for Markdown a page
     renders: a model named ``<img src=x onerror=…>`` (any folder name a reader passes) shows as its name, never as HTML,
     and a control character in it as its escape (:func:`~attncoda.base.terminal.visible`), so a newline cannot break
-    a table's row.
+    a table's row. With ``paragraphs`` (a page's own prose, with its paragraphs and lists) newlines stay newlines.
 
     Examples
     --------
@@ -140,12 +140,14 @@ def escape(text) -> str:
     '&lt;img src=x onerror=alert(1)&gt;'
     >>> escape("p < 0.05 & ρ ≥ 0.7")
     'p &lt; 0.05 &amp; ρ ≥ 0.7'
+    >>> escape("A.\\n\\n- b\\x1b", paragraphs=True)
+    'A.\\n\\n- b\\\\x1b'
     """
     import html
 
     from ..base.terminal import visible
 
-    return html.escape(visible(text), quote=False)
+    return html.escape(visible(text, keep="\n" if paragraphs else ""), quote=False)
 
 
 MARKUP = ("<", ">", "&")
@@ -273,7 +275,7 @@ def glue_sentence(name: str, sentence: str) -> None:
     ``glue:text`` role would show ``d_A^⊥`` as raw characters)."""
     from IPython.display import Markdown
 
-    glue(name, Markdown(dollar_math(escape(sentence))))
+    glue(name, Markdown(dollar_math(escape(sentence, paragraphs=True))))
 
 
 def typeset_tables() -> None:
