@@ -286,6 +286,47 @@ def folder_at_entry(tmp: Path) -> Path:
     return folder
 
 
+def _causal_rows(layers: int = 2, keys: int = 6, seed: int = 0) -> np.ndarray:
+    """[window, layer, head, query, key] causal probabilities."""
+    rng = np.random.default_rng(seed)
+    p = np.tril(rng.random((2, layers, 3, keys, keys))) + 1e-3 * np.tril(np.ones((keys, keys)))
+    return p / p.sum(-1, keepdims=True)
+
+
+def _saved(tmp: Path, name: str, **arrays) -> Path:
+    path = tmp / name
+    np.savez(path, **arrays)
+    return path
+
+
+def _looking_ahead() -> np.ndarray:
+    p = _causal_rows()
+    p[:, 1, 0, 0] = 1 / 6
+    return p
+
+
+def _pickled(tmp: Path) -> Path:
+    import pickle
+
+    path = tmp / "patterns.pkl"
+    path.write_bytes(pickle.dumps(_causal_rows()))
+    return path
+
+
+PATTERN_SETUPS = {
+    "pickled_patterns": _pickled,
+    "object_patterns": lambda t: _saved(t, "objects.npz", patterns=np.array([{"a": 1}], dtype=object)),
+    "rank3_patterns": lambda t: _saved(t, "rank3.npz", patterns=np.full((2, 3, 4), 0.25)),
+    "unnormalized_patterns": lambda t: _saved(t, "twice.npz", patterns=2 * _causal_rows()),
+    "nan_patterns": lambda t: _saved(t, "nan.npz", patterns=np.where(np.arange(6) == 2, np.nan, _causal_rows())),
+    "future_patterns": lambda t: _saved(t, "ahead.npz", patterns=_looking_ahead()),
+    "unnamed_patterns": lambda t: _saved(t, "two.npz", a=_causal_rows(), b=_causal_rows()),
+    "not_a_zip": lambda t: (t / "text.npz").write_text("not an archive") and t / "text.npz",
+    "other_keys_patterns": lambda t: _saved(t, "eight-keys.npz", patterns=_causal_rows(keys=8)),
+    "good_patterns": lambda t: _saved(t, "good.npz", patterns=_causal_rows()),
+}
+
+
 SETUPS = {"code_folder": code_folder, "tiny_llama": lambda t: save_tiny("llama", t / "llama"), "nan_weights": nan_weights,
           "control_name": control_name, "tiny_gguf": lambda t: __import__("tiny_models").save_tiny_gguf(t / "tiny.gguf"), "huge_vocabulary": huge_vocabulary, "deep_config": lambda t: deep_file(t, "config.json"),
           "deep_tokenizer_config": lambda t: deep_file(t, "tokenizer_config.json"), "link_loop": link_loop, "small_vocabulary": small_vocabulary, "zero_weights": zero_weights, "unknown_words": unknown_words, "one_layer": one_layer, "weights_of_nothing": weights_of_nothing, "gguf_missing_tensors": gguf_missing_tensors, "damaged_weights": damaged_weights, "not_gguf": not_gguf, "plain_file": plain_file,
@@ -301,7 +342,7 @@ SETUPS = {"code_folder": code_folder, "tiny_llama": lambda t: save_tiny("llama",
           "too_large_in_all": lambda t: _edited_config(t, "too-large", hidden_size=65_536, intermediate_size=1 << 20),
           "million_blocks_gguf": lambda t: __import__("tiny_models").save_tiny_gguf(t / "million.gguf", block_count=1_000_000),
           "changed_conversion": changed_conversion, "fifo_checksum_book": fifo_checksum_book, "edited_attention_map": edited_attention_map,
-          "claimed_output": claimed_output, "folder_at_entry": folder_at_entry}
+          "claimed_output": claimed_output, "folder_at_entry": folder_at_entry, **PATTERN_SETUPS}
 
 # (id, argv with {name} filled from SETUPS or tiny_bert/tmp, environment, exit code, the line printed)
 PROBES = [
@@ -459,6 +500,22 @@ PROBES = [
      None, r'"collapse_disagreement": null'),
     ("D28-one-layer-has-no-layer-pair", ["audit", "--model", "{one_layer}", "--n", "2", "--length", "16"], {}, 0,
      None, "undefined: a model with one layer has no pair of adjacent layers"),
+    # 7. (issue 48) audit --patterns: a saved file it cannot use
+    ("patterns-a-pickle", ["audit", "--patterns", "{pickled_patterns}"], {}, 1, "attncoda reads .npz or .safetensors files, never a pickle"),
+    ("patterns-of-python-objects", ["audit", "--patterns", "{object_patterns}"], {}, 1, "it holds Python objects, which only a pickle can restore"),
+    ("patterns-of-rank-three", ["audit", "--patterns", "{rank3_patterns}"], {}, 1,
+     r"attention patterns must be \[layer, head, query, key\] or \[window, layer, head, query, key\]; got shape \(2, 3, 4\)"),
+    ("patterns-rows-summing-to-two", ["audit", "--patterns", "{unnormalized_patterns}"], {}, 1, "layer 0's attention rows must sum to 1"),
+    ("patterns-with-nan", ["audit", "--patterns", "{nan_patterns}"], {}, 1, "attention patterns must be finite and non-negative"),
+    ("patterns-causal-but-looking-ahead", ["audit", "--patterns", "{future_patterns}"], {}, 1, "the patterns are causal, but layer 1 attends to later keys"),
+    ("patterns-two-arrays-unnamed", ["audit", "--patterns", "{unnamed_patterns}"], {}, 1, r"holds 2 arrays \(a, b\) and none is named patterns"),
+    ("patterns-not-an-archive", ["audit", "--patterns", "{not_a_zip}"], {}, 1, "cannot be read as .npz"),
+    ("patterns-missing", ["audit", "--patterns", "{tmp}/nowhere.npz"], {}, 1, "nowhere.npz: no such file"),
+    ("patterns-with-a-window-count", ["audit", "--patterns", "{good_patterns}", "--n", "5"], {}, 1,
+     "--n choose the text a model reads; with --patterns the files hold the windows already: drop --n"),
+    ("patterns-of-two-shapes", ["audit", "--patterns", "{good_patterns}", "{other_keys_patterns}"], {}, 1,
+     r"eight-keys.npz holds 2 layers × 3 heads × 8 keys \(causal\), but .*good.npz holds 2 layers × 3 heads × 6 keys"),
+    ("patterns-and-a-model", ["audit", "--patterns", "{good_patterns}", "--model", "minilm-l6"], {}, 2, "argument --model: not allowed with argument --patterns"),
     ("D21-a-folder-at-a-cache-entry", ["signatures", "--model", "{folder_at_entry}", "--n", "2", "--length", "16"], {}, 1,
      "is a folder, so no result can be stored there; remove it and run again"),
 ]

@@ -154,12 +154,17 @@ def build_parser() -> argparse.ArgumentParser:
                      help="keep the report in data/verify/ for the reproducibility page (only at the chapter's defaults and the full profile)")
 
     aud = sub.add_parser("audit", help="is my convention safe for this model? a one-page report, no notebook")
-    aud.add_argument("--model", required=True, help="a short name, a Hugging Face id[@revision], a local folder or a .gguf file")
+    source = aud.add_mutually_exclusive_group(required=True)
+    source.add_argument("--model", help="a short name, a Hugging Face id[@revision], a local folder or a .gguf file")
+    source.add_argument("--patterns", nargs="+", metavar="FILE",
+                        help="attention already saved, instead of a model: .npz or .safetensors files of [layer, head, query, key] or "
+                             "[window, layer, head, query, key] probabilities, or a TransformerLens cache's blocks.{l}.attn.hook_pattern; "
+                             "each file is one independent sample (as a seed is)")
     aud.add_argument("--metric", default="js", help="cosine, js, euclidean, hellinger, fisher_rao, aitchison or content (default js)")
-    aud.add_argument("--sink", help="first, bos, first4, cls, cls_sep, or key indices such as 0,1,2,3 (default: the model's default)")
-    aud.add_argument("--seeds", type=non_negative, nargs="+", default=list(SEEDS), help=f"text samples (default {' '.join(map(str, SEEDS))})")
-    aud.add_argument("--n", type=positive, default=N_WINDOWS, help="windows per seed")
-    aud.add_argument("--length", type=positive, default=WINDOW_LENGTH, help="tokens per window (L)")
+    aud.add_argument("--sink", help="first, bos, first4, cls, cls_sep, or key indices such as 0,1,2,3 (default: the model's default; key 0 for --patterns)")
+    aud.add_argument("--seeds", type=non_negative, nargs="+", help=f"text samples (default {' '.join(map(str, SEEDS))}; with --model)")
+    aud.add_argument("--n", type=positive, help=f"windows per seed (default {N_WINDOWS}; with --model)")
+    aud.add_argument("--length", type=positive, help=f"tokens per window, L (default {WINDOW_LENGTH}; with --model)")
     aud.add_argument("--triples", type=positive, default=N_TRIPLES, help="head triples per seed")
     aud.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     aud.add_argument("--fail-above", type=float, metavar="RATE",
@@ -214,7 +219,15 @@ def _audit(args) -> None:
     from ..studies.audit import MAX_TRIPLES, MIN_TRIPLES, audit, check_sink, fail_above_rule, parse_sink, render
 
     get_metric(args.metric)  # an unknown metric, sink set or seed list fails before any model loads
-    check_sink(args.sink, args.length)
+    if args.patterns:
+        given = [f"--{name}" for name in ("seeds", "n", "length") if getattr(args, name) is not None]
+        if given:
+            raise ValueError(f"{' and '.join(given)} choose the text a model reads; with --patterns the files hold the windows already: drop {' and '.join(given)}")
+    args.seeds = list(SEEDS) if args.seeds is None else args.seeds
+    args.n = N_WINDOWS if args.n is None else args.n
+    args.length = WINDOW_LENGTH if args.length is None else args.length
+    if not args.patterns:
+        check_sink(args.sink, args.length)
     if len(set(args.seeds)) != len(args.seeds):
         raise ValueError(f"--seeds {' '.join(map(str, args.seeds))} repeats a seed; each seed is an independent text sample, name each once")
     if args.triples < MIN_TRIPLES:
@@ -225,9 +238,14 @@ def _audit(args) -> None:
     os.environ.setdefault(progress_env, "-")  # long steps (signatures, where attention goes) report on stderr in every format
     if args.fail_above is not None and not 0 <= args.fail_above < 1:
         raise ValueError(f"--fail-above {args.fail_above} must be a rate between 0 and 1 (e.g. 0.05 for 5 %)")
-    with reusing_loads():  # the signatures and the attention maps read one loaded model
-        sigs = signature_sets(args.model, tuple(args.seeds), n=args.n, length=args.length)
-        maps = attention_maps(args.model, args.seeds, args.n, args.length, parse_sink(args.sink, sigs[0])[1])
+    if args.patterns:
+        from ..studies.saved_patterns import patterns_audit_inputs
+
+        sigs, maps = patterns_audit_inputs(args.patterns, args.sink)
+    else:
+        with reusing_loads():  # the signatures and the attention maps read one loaded model
+            sigs = signature_sets(args.model, tuple(args.seeds), n=args.n, length=args.length)
+            maps = attention_maps(args.model, args.seeds, args.n, args.length, parse_sink(args.sink, sigs[0])[1])
     note = None
     try:
         curves, spec = predictor.load_all(version=2)
@@ -236,6 +254,10 @@ def _audit(args) -> None:
         note = f"the frozen predictor could not be read: {err}"
         print(f"attncoda: note: {visible(note)}", file=sys.stderr, flush=True)
     report = replace(audit(sigs, args.metric, args.sink, args.triples, curves, spec, maps), prediction_note=note)
+    if args.patterns:
+        from ..studies.saved_patterns import as_patterns_report
+
+        report = as_patterns_report(report, len(args.patterns))
     if args.fail_above is not None:
         report = replace(report, ci=fail_above_rule(report.reversal.interval, args.fail_above))
     print(render(report, args.format), end="")

@@ -366,8 +366,10 @@ def recommend(r: AuditReport) -> str:
     if r.advice == "small":
         return (f"Few {metric} verdicts flip between keeping and dropping the sink on this model ({rate:.1f} %, {interval}, below {cut:.1f} %), "
                 f"but the two conventions still ask different questions: state which one you use. {questions}{where}")
+    more = ("Save patterns from more text samples and pass each file" if r.architecture == "patterns" else
+            "Rerun with more seeds (e.g. --seeds 0 1 2 3 4)")
     return (f"This sample cannot tell whether the convention matters here: {rate:.1f} % of {metric} verdicts flip, and the {interval} straddles "
-            f"{cut:.1f} %. Rerun with more seeds (e.g. --seeds 0 1 2 3 4) or more triples before relying on either convention; state which one you use.{where}")
+            f"{cut:.1f} %. {more} or more triples before relying on either convention; state which one you use.{where}")
 
 
 def strict_json(report: dict) -> dict:
@@ -427,8 +429,12 @@ def render(r: AuditReport, fmt: str = "text") -> str:
         model = model.replace("|", "\\|")
     lines = [
         ("model", f"{model} ({r.architecture}, {'causal' if r.causal else 'bidirectional'}, {r.heads} heads)"),
-        ("sample", f"{r.windows_per_seed} windows of {r.length} tokens per seed, seeds {r.seeds}; {r.signature_kind}-path signatures"),
-        ("sink set", f"{r.sink['name']}: keys {r.sink['keys']}" + ("" if not r.causal else " (a BOS token is prepended)" if r.bos_prepended else " (no BOS token: key 0 is an ordinary token)")),
+        ("sample", f"{r.windows_per_seed} windows of {r.length} keys "
+                   + (f"in each of {len(r.seeds)} saved files" if len(r.seeds) > 1 else "in 1 saved file")
+                   + f"; {r.signature_kind}-path signatures" if r.architecture == "patterns" else
+                   f"{r.windows_per_seed} windows of {r.length} tokens per seed, seeds {r.seeds}; {r.signature_kind}-path signatures"),
+        ("sink set", f"{r.sink['name']}: keys {r.sink['keys']}" + ("" if not r.causal or r.architecture == "patterns" else
+                                                                     " (a BOS token is prepended)" if r.bos_prepended else " (no BOS token: key 0 is an ordinary token)")),
         ("where attention goes", top),
         ("by token", tokens + (f"; the most recent keys take {r.recent_mass:.3f} of a row on average" if r.recent_mass is not None else "")),
         ("sink mass", f"rows {r.row_sink_mass:.3f}; signatures {r.signature_sink_mass:.3f}"),
