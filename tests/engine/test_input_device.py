@@ -70,13 +70,36 @@ def test_the_input_device_is_the_first_parameter_device(tiny):
     assert loaded.input_device == next(loaded.backbone.parameters()).device == torch.device("cpu")
 
 
-def test_perplexity_off_the_cpu_is_refused_in_one_line(tiny, monkeypatch):
-    """Perplexity's bfloat16 pass is the CPU's autocast: on another device it would give other numbers, so it refuses."""
-    from attncoda.base.errors import ModelError
+@pytest.mark.parametrize("family", ["llama", "masked-lm"])
+def test_perplexity_hands_the_model_its_inputs_on_the_model_device(tiny, family, monkeypatch, tmp_path):
+    """Perplexity runs where the model is (causal, and masked-LM pseudo-perplexity)."""
     from attncoda.engine.perplexity import perplexity
+    from tiny_models import save_tiny_masked_lm
 
+    loaded = load_model(str(tiny["llama"] if family == "llama" else save_tiny_masked_lm(tmp_path / "mlm")))
+    ids = torch.randint(8, 60, (2, 12), generator=torch.Generator().manual_seed(0)).numpy()
+    assert _input_devices(loaded, monkeypatch, lambda: perplexity(loaded, ids, use_cache=False, dtype="float32")) == {"meta"}
+
+
+def test_perplexity_autocasts_on_the_model_device_and_keys_its_cache_by_it(tiny, monkeypatch):
+    """bfloat16 is the device's own autocast (the CPU's for the CPU, as the record's was), and an evaluation off the CPU
+    is cached apart from the CPU's, whose key is unchanged."""
+    from attncoda.engine import perplexity as ppl
+
+    seen = []
+    real = torch.autocast
+
+    def spy(kind, **kw):
+        seen.append(kind)
+        return real("cpu", **kw)
+
+    monkeypatch.setattr(torch, "autocast", spy)
+    for device in ("cpu", "cuda", "meta"):
+        with ppl.precision("bfloat16", torch.device(device)):
+            pass
+    assert seen == ["cpu", "cuda", "cpu"]
     loaded = load_model(str(tiny["llama"]))
-    monkeypatch.setattr(models.LoadedModel, "input_device", property(lambda self: torch.device("meta")))
-    with pytest.raises(ModelError, match="runs on the CPU only") as refused:
-        perplexity(loaded, torch.randint(8, 60, (2, 12)).numpy(), use_cache=False)
-    assert "\n" not in str(refused.value)
+    ids = torch.randint(8, 60, (2, 12), generator=torch.Generator().manual_seed(0)).numpy()
+    on_cpu = ppl._key(loaded, ids, [], "bfloat16")
+    monkeypatch.setattr(models.LoadedModel, "input_device", property(lambda self: torch.device("cuda", 0)))
+    assert ppl._key(loaded, ids, [], "bfloat16") != on_cpu

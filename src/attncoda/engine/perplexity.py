@@ -37,6 +37,8 @@ DTYPES = ("bfloat16", "float32")
 AMX), or plain ``float32``."""
 LOGITS_BUDGET = 256 * 2**20
 """Bytes of float32 logits one batch may hold (a Gemma vocabulary is 262k tokens)."""
+AUTOCAST_DEVICES = ("cuda", "xpu", "mps", "hpu")
+"""Device types with an autocast of their own; a model on any other runs its bfloat16 pass under the CPU's."""
 NLL_CHUNK_BYTES = 8 * 2**20
 """Bytes of float32 logits the negative log-likelihood takes at once: rows that fit in a core's cache, rather than a
 whole batch upcast at once (``benchmarks/perplexity_path.py`` measures it). Each token's value is the same bits either way."""
@@ -66,7 +68,7 @@ def _token_nll(logits, targets):
                       for i in range(0, rows.shape[0], step)])
 
 
-def _causal_nll(model, ids, progress_label=None) -> tuple[np.ndarray, np.ndarray]:
+def _causal_nll(model, ids, progress_label=None, device="cpu") -> tuple[np.ndarray, np.ndarray]:
     import torch
 
     n, length = ids.shape
@@ -78,13 +80,13 @@ def _causal_nll(model, ids, progress_label=None) -> tuple[np.ndarray, np.ndarray
 
         starts = tqdm(starts, desc=progress_label, unit="batch", leave=False)
     for start in starts:
-        batch = torch.as_tensor(ids[start : start + size])
+        batch = torch.as_tensor(ids[start : start + size]).to(device)
         logits = model(input_ids=batch, attention_mask=torch.ones_like(batch)).logits[:, :-1]
-        sums.append(_token_nll(logits, batch[:, 1:]).view(batch.shape[0], -1).double().sum(dim=1).numpy())
+        sums.append(_token_nll(logits, batch[:, 1:]).view(batch.shape[0], -1).double().sum(dim=1).cpu().numpy())
     return np.concatenate(sums), np.full(n, length - 1)
 
 
-def _masked_nll(model, tokenizer, ids, progress_label=None) -> tuple[np.ndarray, np.ndarray]:
+def _masked_nll(model, tokenizer, ids, progress_label=None, device="cpu") -> tuple[np.ndarray, np.ndarray]:
     import torch
 
     special = set(tokenizer.all_special_ids)
@@ -99,6 +101,7 @@ def _masked_nll(model, tokenizer, ids, progress_label=None) -> tuple[np.ndarray,
         batch = torch.as_tensor(np.repeat(ids[r : r + 1], len(positions), axis=0))
         targets = batch[torch.arange(len(positions)), positions].clone()
         batch[torch.arange(len(positions)), positions] = tokenizer.mask_token_id
+        batch, targets = batch.to(device), targets.to(device)
         logits = model(input_ids=batch, attention_mask=torch.ones_like(batch)).logits[torch.arange(len(positions)), positions]
         sums[r] = float(_token_nll(logits, targets).double().sum())
         counts[r] = len(positions)
@@ -106,14 +109,19 @@ def _masked_nll(model, tokenizer, ids, progress_label=None) -> tuple[np.ndarray,
 
 
 def _key(loaded, ids: np.ndarray, heads, dtype: str) -> str:
+    """The cache key of one evaluation. A model off the CPU adds its device type: another device's kernels (and its
+    own bfloat16 autocast) give other bits, which must not be read back as the CPU's."""
     body = {"model": loaded.info.name, "weights": loaded.info.weights_sha256, "ids": hashlib.sha256(np.ascontiguousarray(ids).tobytes()).hexdigest(),
             "heads": sorted([int(layer), int(h)] for layer, h in heads), "protocol": PROTOCOL, "dtype": dtype}
+    if loaded.input_device.type != "cpu":
+        body["device"] = loaded.input_device.type
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
 @contextmanager
-def precision(dtype: str):
-    """The forward passes inside run at ``dtype`` (see :data:`DTYPES`), without gradients.
+def precision(dtype: str, device="cpu"):
+    """The forward passes inside run at ``dtype`` (see :data:`DTYPES`), without gradients, on ``device``: bfloat16 is
+    autocast on that device's type (a CUDA or XPU device's own autocast; the CPU's for the CPU and any other).
 
     One block around many evaluations casts each weight to bf16 once: autocast caches the casts of
     parameters that require grad until the block ends. It does not under ``torch.inference_mode`` (every
@@ -123,7 +131,8 @@ def precision(dtype: str):
 
     if dtype not in DTYPES:
         raise ValueError(f"unknown dtype {dtype!r}; use one of {', '.join(DTYPES)}")
-    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=dtype == "bfloat16"):
+    kind = torch.device(device).type
+    with torch.no_grad(), torch.autocast(kind if kind in AUTOCAST_DEVICES else "cpu", dtype=torch.bfloat16, enabled=dtype == "bfloat16"):
         yield
 
 
@@ -146,15 +155,14 @@ def perplexity(loaded, ids: np.ndarray, heads=(), progress: str | None = None, u
     if not loaded.has_lm_head:
         raise ModelError(f"{loaded.info.name} was loaded without a language-modelling head (its packaged weights have none), so it has no "
                          "perplexity; pass a model saved with its training head (e.g. a *ForMaskedLM or *ForCausalLM folder)")
-    if loaded.input_device.type != "cpu":
-        raise ModelError(f"{loaded.info.name} is loaded on {loaded.input_device}, and perplexity runs on the CPU only (its bfloat16 forward pass "
-                         "is the CPU's autocast, as the record's was); load it without --device-map for the pruning chapter")
     masked = not loaded.info.causal
     if masked and getattr(loaded.processor, "mask_token_id", None) is None:
         raise ModelError(f"{loaded.info.name} has no mask token, so no pseudo-perplexity can be computed")
     started = time.perf_counter()
-    with precision(dtype), ablate_heads(loaded.model, heads, loaded.info.heads):
-        sums, counts = _masked_nll(loaded.model, loaded.processor, ids, progress) if masked else _causal_nll(loaded.model, ids, progress)
+    device = loaded.input_device
+    with precision(dtype, device), ablate_heads(loaded.model, heads, loaded.info.heads):
+        sums, counts = (_masked_nll(loaded.model, loaded.processor, ids, progress, device) if masked else
+                        _causal_nll(loaded.model, ids, progress, device))
     total, count = float(sums.sum()), int(counts.sum())
     result = {"perplexity": math.exp(total / count), "nll": total / count, "tokens": count, "window_nll": sums.tolist(),
               "window_tokens": counts.tolist(), "seconds": time.perf_counter() - started, "kind": "pseudo" if masked else "causal", "dtype": dtype}

@@ -194,7 +194,7 @@ def score(loaded, ids: np.ndarray, sets: list[Scored], steps: Steps | None = Non
     heads = loaded.info.heads
     out = list(sets)
     for dtype in dict.fromkeys(s.dtype for s in sets):
-        with precision(dtype):
+        with precision(dtype, loaded.input_device):
             for i, s in enumerate(sets):
                 if s.dtype != dtype:
                     continue
