@@ -398,6 +398,14 @@ def strict_json(report: dict) -> dict:
     return cleaned
 
 
+def _sample_line(r: AuditReport) -> str:
+    """What the report was made from: windows per seed of a model's text, or the windows of saved pattern files."""
+    if r.architecture == "patterns":
+        files = f"in each of {len(r.seeds)} saved files" if len(r.seeds) > 1 else "in 1 saved file"
+        return f"{r.windows_per_seed} windows of {r.length} keys {files}; {r.signature_kind}-path signatures"
+    return f"{r.windows_per_seed} windows of {r.length} tokens per seed, seeds {r.seeds}; {r.signature_kind}-path signatures"
+
+
 def render(r: AuditReport, fmt: str = "text") -> str:
     """The report as plain text, Markdown or JSON."""
     if fmt == "json":
@@ -429,10 +437,7 @@ def render(r: AuditReport, fmt: str = "text") -> str:
         model = model.replace("|", "\\|")
     lines = [
         ("model", f"{model} ({r.architecture}, {'causal' if r.causal else 'bidirectional'}, {r.heads} heads)"),
-        ("sample", f"{r.windows_per_seed} windows of {r.length} keys "
-                   + (f"in each of {len(r.seeds)} saved files" if len(r.seeds) > 1 else "in 1 saved file")
-                   + f"; {r.signature_kind}-path signatures" if r.architecture == "patterns" else
-                   f"{r.windows_per_seed} windows of {r.length} tokens per seed, seeds {r.seeds}; {r.signature_kind}-path signatures"),
+        ("sample", _sample_line(r)),
         ("sink set", f"{r.sink['name']}: keys {r.sink['keys']}" + ("" if not r.causal or r.architecture == "patterns" else
                                                                      " (a BOS token is prepended)" if r.bos_prepended else " (no BOS token: key 0 is an ordinary token)")),
         ("where attention goes", top),
