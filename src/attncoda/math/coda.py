@@ -773,6 +773,35 @@ def entropy_split(p, sink: Sink = (0,)) -> EntropySplit:
     )
 
 
+def drop_share(start: dict, end: dict) -> float:
+    """The share of a fall of mean row entropy that the sink carries, ``1 − ΔH(π)/ΔH`` between two states (dicts
+    with ``entropy`` and ``content_entropy``, e.g. :func:`attncoda.studies.collapse.entropy_means` or one layer of
+    them); NaN unless ``H`` fell. By :func:`entropy_split`, a sink that grows while the content stays lowers ``H``
+    alone (share 1); content that sharpens under a fixed sink mass ``s`` gives ``−s/(1 − s)``.
+
+    Parameters
+    ----------
+    start, end : dict
+        Mean ``entropy`` (``H``) and ``content_entropy`` (``H(π)``) of the earlier and the later state.
+
+    Returns
+    -------
+    float
+        ``1 − (H(π)_end − H(π)_start) / (H_end − H_start)``, or NaN when ``H`` did not fall.
+
+    Examples
+    --------
+    >>> round(drop_share({"entropy": 3.0, "content_entropy": 2.5}, {"entropy": 2.0, "content_entropy": 2.4}), 12)
+    0.9
+    >>> drop_share({"entropy": 2.0, "content_entropy": 2.0}, {"entropy": 2.5, "content_entropy": 2.0})
+    nan
+    """
+    dh = end["entropy"] - start["entropy"]
+    if not dh < 0:
+        return float("nan")
+    return float(1.0 - (end["content_entropy"] - start["content_entropy"]) / dh)
+
+
 def content_entropy(p, sink: Sink = (0,)) -> np.ndarray:
     """Content entropy ``H(π) = H(𝒞p_C)`` (see :func:`entropy_split`).
 

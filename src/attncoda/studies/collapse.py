@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..base.protocol import BATCH_SIZE, COLLAPSE_FIRST_ROW, DEFAULT_EPS, N_TRIPLES, N_WINDOWS, WINDOW_LENGTH
+from ..math.coda import drop_share  # noqa: F401  (the share's home is the math layer; the chapters import it from here)
 from ..math.verdicts import sample_triples
 from .reversal import CLASSICAL, reversal_summary, signature_sink_mass, verdict_table
 from ..math.metrics import CALIBRATED
@@ -39,22 +40,6 @@ def entropy_means(sig, first_row: int = COLLAPSE_FIRST_ROW) -> dict:
         pooled[k] = float(np.nanmean(values))
         layers[k] = np.nanmean(values, axis=(1, 2)).tolist()
     return {**pooled, "layers": layers}
-
-
-def drop_share(start: dict, end: dict) -> float:
-    """``1 − ΔH(π)/ΔH`` between two :func:`entropy_means` (or their per-layer slices); NaN unless ``H`` fell.
-
-    Examples
-    --------
-    >>> round(drop_share({"entropy": 3.0, "content_entropy": 2.5}, {"entropy": 2.0, "content_entropy": 2.4}), 12)
-    0.9
-    >>> drop_share({"entropy": 2.0, "content_entropy": 2.0}, {"entropy": 2.5, "content_entropy": 2.0})
-    nan
-    """
-    dh = end["entropy"] - start["entropy"]
-    if not dh < 0:
-        return float("nan")
-    return float(1.0 - (end["content_entropy"] - start["content_entropy"]) / dh)
 
 
 def layer_shares(start: dict, end: dict) -> list[float]:
