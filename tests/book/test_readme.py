@@ -30,6 +30,7 @@ RUN = {
     ".venv/bin/attncoda audit --model ./my-model --metric cosine --sink 0,1,2,3 --format markdown": 1,
     ".venv/bin/attncoda audit --model ./model.gguf --format json --fail-above 0.05": 1,
     ".venv/bin/attncoda audit --patterns ./attention.npz": 1,
+    ".venv/bin/attncoda monitor plot attention.jsonl": 1,
 }
 
 NOT_RUN = {

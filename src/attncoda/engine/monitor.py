@@ -1,0 +1,179 @@
+"""The entropy decomposition during training: how much of the fall of attention entropy is the sink growing, and how
+much the content sharpening (methods: :ref:`methods-collapse`).
+
+Every ``every`` steps, :class:`AttentionMonitor` runs one forward pass of the model over a fixed probe batch (the
+same windows each time, so observations compare), through the score capture the signatures use, and logs per layer:
+
+* ``entropy``: mean row entropy ``H`` over heads and query rows ``t ≥ 8`` (earlier causal rows have too few keys);
+* ``content_entropy``: mean ``H(π)``, the entropy of the row renormalized without the sink keys;
+* ``sink_mass``: mean row mass ``s`` on the sink keys;
+* ``sink_heads``: the share of heads whose mean sink mass exceeds :data:`SINK_HEAD_MASS` (Gu et al.'s Sink_ε);
+* ``sink_share``: since the first logged step, ``1 − ΔH(π)/ΔH``, the part of the fall of ``H`` that the sink carries
+  (:func:`attncoda.math.coda.drop_share`; null while ``H`` has not fallen).
+
+The log is JSON Lines, one observation a line; with ``tensorboard`` installed, the same scalars go to a TensorBoard
+folder too. ``observe`` is a plain call for one's own loop; :meth:`AttentionMonitor.callback` is a
+``transformers.TrainerCallback``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from ..base.protocol import COLLAPSE_FIRST_ROW
+
+SINK_HEAD_MASS = 0.3
+"""A head counts as a sink head when its mean sink mass exceeds this (Gu et al.'s Sink_ε, at their ε = 0.3)."""
+MEANS = ("entropy", "content_entropy", "sink_mass")
+
+
+def layer_means(stats: dict, first_row: int = COLLAPSE_FIRST_ROW) -> dict:
+    """Per-layer means of :data:`MEANS` over heads and rows ``t ≥ first_row``, the share of sink heads per layer, and
+    the same pooled over layers. ``stats`` holds ``(layer, head, row)`` arrays (a signature accumulator's row means).
+
+    >>> s = {"entropy": np.ones((2, 2, 10)), "content_entropy": np.ones((2, 2, 10)), "sink_mass": np.full((2, 2, 10), 0.5)}
+    >>> layer_means(s)["layers"]["sink_heads"], layer_means(s)["sink_mass"]
+    ([1.0, 1.0], 0.5)
+    """
+    first = min(first_row, stats["entropy"].shape[-1] - 1)
+    rows = {k: np.asarray(stats[k])[:, :, first:] for k in MEANS}
+    head_sink = np.nanmean(rows["sink_mass"], axis=2)
+    layers = {k: np.nanmean(v, axis=(1, 2)).tolist() for k, v in rows.items()}
+    layers["sink_heads"] = np.mean(head_sink > SINK_HEAD_MASS, axis=1).tolist()
+    pooled = {k: float(np.nanmean(v)) for k, v in rows.items()}
+    pooled["sink_heads"] = float(np.mean(head_sink > SINK_HEAD_MASS))
+    return {**pooled, "layers": layers}
+
+
+def attention_statistics(model, ids, sink=(0,)) -> dict:
+    """:func:`layer_means` of ``model`` (a transformers model, any head) on ``ids`` (windows × tokens), measured with
+    the signatures' capture in one forward pass without gradients, on the model's own device. The model is put in
+    eval mode for the pass (no dropout) and back in the mode it was in."""
+    import torch
+
+    from .capture import capture_attention
+    from .models import ENCODER_TYPES
+    from .score_capture import capture_scores, score_path_reason
+    from .signatures import SignatureAccumulator
+
+    ids = torch.as_tensor(np.asarray(ids) if not isinstance(ids, torch.Tensor) else ids)
+    if ids.ndim != 2 or ids.shape[1] < 2:
+        raise ValueError(f"the probe batch must be token ids of shape (windows, tokens) with at least 2 tokens; got shape {tuple(ids.shape)}")
+    backbone = getattr(model, "base_model", model)
+    config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+    layers, heads = config.num_hidden_layers, config.num_attention_heads
+    causal = getattr(config, "model_type", "") not in ENCODER_TYPES  # as the loader decides it
+    acc = SignatureAccumulator(layers, heads, ids.shape[1], causal, tuple(sink), eps_values=())
+    capture = capture_scores(backbone, acc.update_scores) if score_path_reason(backbone) is None else capture_attention(backbone, acc.update)
+    device = next(backbone.parameters()).device
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad(), capture:
+            backbone(input_ids=ids.to(device), attention_mask=torch.ones_like(ids).to(device))
+    finally:
+        model.train(was_training)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        stats = {k: np.where(acc.stat_counts[k] > 0, acc.stat_sums[k] / np.maximum(acc.stat_counts[k], 1), np.nan) for k in MEANS}
+    return layer_means(stats)
+
+
+class AttentionMonitor:
+    """Log the entropy decomposition every ``every`` steps to ``log`` (JSON Lines), on the fixed ``probe`` batch.
+
+    Parameters
+    ----------
+    log : path
+        The JSON Lines file; each observation appends one line ``{"step", "entropy", "content_entropy", "sink_mass",
+        "sink_heads", "sink_share", "layers": {...}}``.
+    probe : array of token ids, (windows, tokens)
+        The windows every observation measures (the same each time).
+    every : int
+        Observe at steps that are multiples of it (step 0 included).
+    sink : tuple of int
+        The sink keys (default key 0, the first token).
+    tensorboard : path, optional
+        Also write the pooled scalars there (needs the ``tensorboard`` package).
+    """
+
+    def __init__(self, log, probe, every: int = 100, sink=(0,), tensorboard=None):
+        if not isinstance(every, int) or isinstance(every, bool) or every < 1:
+            raise ValueError(f"every = {every!r} must be a whole number of steps, 1 or more")
+        self.log, self.probe, self.every, self.sink = Path(log), probe, every, tuple(sink)
+        self.first = None
+        self.writer = None
+        if tensorboard is not None:
+            try:
+                from torch.utils.tensorboard import SummaryWriter
+            except ImportError:
+                raise ValueError("tensorboard= needs the tensorboard package (pip install tensorboard); or leave it out and keep the JSON Lines log") from None
+            self.writer = SummaryWriter(str(tensorboard))
+
+    def observe(self, model, step: int, batch=None) -> dict | None:
+        """Measure and log at ``step`` when it is a multiple of ``every`` (returns the logged record), else None.
+        ``batch`` replaces the probe for this observation."""
+        if step % self.every:
+            return None
+        means = attention_statistics(model, self.probe if batch is None else batch, self.sink)
+        if self.first is None:
+            self.first = means
+        record = {"step": int(step), **{k: means[k] for k in (*MEANS, "sink_heads")},
+                  "sink_share": _share(self.first, means), "layers": {**means["layers"], "sink_share": _layer_shares(self.first, means)}}
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.log, "a", encoding="utf-8") as f:
+            f.write(json.dumps(record, allow_nan=False) + "\n")
+            f.flush()
+        if self.writer is not None:
+            for k in (*MEANS, "sink_heads", "sink_share"):
+                if record[k] is not None:
+                    self.writer.add_scalar(f"attention/{k}", record[k], step)
+            self.writer.flush()
+        return record
+
+    def callback(self):
+        """A ``transformers.TrainerCallback`` that observes the trained model after each optimizer step."""
+        from transformers import TrainerCallback
+
+        monitor = self
+
+        class AttentionMonitorCallback(TrainerCallback):
+            def on_step_end(self, args, state, control, model=None, **kwargs):
+                if model is not None:
+                    monitor.observe(model, state.global_step)
+
+        return AttentionMonitorCallback()
+
+
+def _share(start: dict, end: dict) -> float | None:
+    from ..math.coda import drop_share
+
+    value = drop_share(start, end)
+    return value if math.isfinite(value) else None
+
+
+def _layer_shares(start: dict, end: dict) -> list:
+    a, b = start["layers"], end["layers"]
+    return [_share({k: a[k][i] for k in MEANS}, {k: b[k][i] for k in MEANS}) for i in range(len(a["entropy"]))]
+
+
+def read_log(path) -> list[dict]:
+    """The observations of a monitor's JSON Lines log, in step order (ValueError in one line for a damaged line)."""
+    records = []
+    for number, line in enumerate(Path(path).read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            if not isinstance(record, dict) or not {"step", "entropy", "content_entropy", "sink_mass"} <= set(record):
+                raise ValueError
+        except ValueError:
+            raise ValueError(f"{path}, line {number}: not an observation of attncoda's monitor (a JSON object with step, entropy, "
+                             "content_entropy and sink_mass)") from None
+        records.append(record)
+    if not records:
+        raise ValueError(f"{path} holds no observation yet")
+    return sorted(records, key=lambda r: r["step"])
