@@ -11,7 +11,6 @@ Usage: python benchmarks/monitor_cost.py [--steps 300] [--every 100] [--repeats 
 """
 
 import argparse
-import contextlib
 import copy
 import json
 import sys
@@ -33,21 +32,12 @@ HERE = Path(__file__).parent
 def train_seconds(model, run, batch, steps: int, monitor=None) -> float:
     """Seconds of ``steps`` training steps as the suite takes them (its rate schedule, clipping and precision)."""
     optimizer = training.make_optimizer(run, model.parameters())
-    autocast = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if run.precision == "bf16" else contextlib.nullcontext
     model.train()
     started = time.perf_counter()
     for step in range(steps):
         if monitor is not None:
             monitor.observe(model, step)
-        for group in optimizer.param_groups:
-            group["lr"] = training.learning_rate(step, run)
-        ids, labels = (torch.as_tensor(x) for x in batch(step))
-        with autocast():
-            loss = model(input_ids=ids, labels=labels).loss
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
+        training.train_step(model, optimizer, run, batch, step)
     return time.perf_counter() - started
 
 

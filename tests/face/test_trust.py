@@ -644,19 +644,27 @@ def _book_with_one_encoder(tmp, monkeypatch):
     return book_plan("small")
 
 
-def _run_folders_by_load(tmp, monkeypatch):
-    """Five runs that differ only in dtype or device map: five run folders, or AssertionError."""
+def folders_by_load(monkeypatch) -> tuple:
+    """The run folder of a small theory run with no load setting, and those of runs that differ only in dtype
+    (float16, bfloat16, float32) or device map (auto), the plain one included."""
     from attncoda.engine.models import DEVICE_MAP_ENV, DTYPE_ENV
     from attncoda.face.chapter_run import ChapterRun
 
     monkeypatch.delenv(DTYPE_ENV, raising=False)
     monkeypatch.delenv(DEVICE_MAP_ENV, raising=False)
-    folders = {ChapterRun.prepare("theory", profile="small").results}
+    plain = ChapterRun.prepare("theory", profile="small").results
+    folders = {plain}
     for dtype in ("float16", "bfloat16", "float32"):
         monkeypatch.setenv(DTYPE_ENV, dtype)
         folders.add(ChapterRun.prepare("theory", profile="small").results)
     monkeypatch.setenv(DEVICE_MAP_ENV, "auto")
     folders.add(ChapterRun.prepare("theory", profile="small").results)
+    return plain, folders
+
+
+def _run_folders_by_load(tmp, monkeypatch):
+    """Five runs that differ only in dtype or device map: five run folders, or AssertionError."""
+    _, folders = folders_by_load(monkeypatch)
     assert len(folders) == 5, folders
     return 0
 
@@ -1277,15 +1285,7 @@ def test_d16_a_run_folder_covers_the_load_settings(sandbox, monkeypatch):
     from attncoda.engine.models import DEVICE_MAP_ENV, DTYPE_ENV
     from attncoda.face.chapter_run import ChapterRun
 
-    monkeypatch.delenv(DTYPE_ENV, raising=False)
-    monkeypatch.delenv(DEVICE_MAP_ENV, raising=False)
-    plain = ChapterRun.prepare("theory", profile="small").results
-    folders = {plain}
-    for dtype in ("float16", "bfloat16", "float32"):
-        monkeypatch.setenv(DTYPE_ENV, dtype)
-        folders.add(ChapterRun.prepare("theory", profile="small").results)
-    monkeypatch.setenv(DEVICE_MAP_ENV, "auto")
-    folders.add(ChapterRun.prepare("theory", profile="small").results)
+    plain, folders = folders_by_load(monkeypatch)
     assert len(folders) == 5, folders
     monkeypatch.delenv(DTYPE_ENV)
     monkeypatch.delenv(DEVICE_MAP_ENV)

@@ -55,10 +55,8 @@ def attention_statistics(model, ids, sink=(0,)) -> dict:
     eval mode for the pass (no dropout) and back in the mode it was in."""
     import torch
 
-    from .capture import capture_attention
     from .models import ENCODER_TYPES
-    from .score_capture import capture_scores, score_path_reason
-    from .signatures import SignatureAccumulator
+    from .signatures import SignatureAccumulator, capture_into
 
     ids = torch.as_tensor(np.asarray(ids) if not isinstance(ids, torch.Tensor) else ids)
     if ids.ndim != 2 or ids.shape[1] < 2:
@@ -68,7 +66,7 @@ def attention_statistics(model, ids, sink=(0,)) -> dict:
     layers, heads = config.num_hidden_layers, config.num_attention_heads
     causal = getattr(config, "model_type", "") not in ENCODER_TYPES  # as the loader decides it
     acc = SignatureAccumulator(layers, heads, ids.shape[1], causal, tuple(sink), eps_values=())
-    capture = capture_scores(backbone, acc.update_scores) if score_path_reason(backbone) is None else capture_attention(backbone, acc.update)
+    capture, _ = capture_into(backbone, acc)
     device = next(backbone.parameters()).device
     was_training = model.training
     model.eval()
@@ -77,9 +75,7 @@ def attention_statistics(model, ids, sink=(0,)) -> dict:
             backbone(input_ids=ids.to(device), attention_mask=torch.ones_like(ids).to(device))
     finally:
         model.train(was_training)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        stats = {k: np.where(acc.stat_counts[k] > 0, acc.stat_sums[k] / np.maximum(acc.stat_counts[k], 1), np.nan) for k in MEANS}
-    return layer_means(stats)
+    return layer_means(acc.row_means())
 
 
 class AttentionMonitor:

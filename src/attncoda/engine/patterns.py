@@ -50,7 +50,7 @@ def _low_precision(patterns) -> bool:
     return any(str(getattr(x, "dtype", "")) in LOW_PRECISION for x in items)
 
 
-def _layers(patterns) -> list[np.ndarray]:
+def pattern_layers(patterns) -> list[np.ndarray]:
     """Per-layer ``(window, head, query, key)`` float arrays from any of the accepted inputs. A mapping must hold its
     blocks' patterns from block 0 without a gap (a cache with blocks 0 and 7 only would silently be one layer)."""
     if hasattr(patterns, "keys") and any(TL_PATTERN.fullmatch(str(k)) for k in patterns.keys()):
@@ -131,7 +131,7 @@ def signatures_from_patterns(patterns, model: str = "patterns", sink=None, causa
         Per-head signatures ``(layers, heads, keys)`` and row statistics, ready for
         :func:`attncoda.studies.measurement.measure_signatures` and :func:`attncoda.studies.audit.audit`.
     """
-    layers, low = _layers(patterns), _low_precision(patterns)
+    layers, low = pattern_layers(patterns), _low_precision(patterns)
     if not layers:
         raise ValueError("no attention patterns were given")
     shapes = {x.shape for x in layers}

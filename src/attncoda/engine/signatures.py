@@ -321,6 +321,16 @@ class SignatureAccumulator:
             self.stat_sums[name][layer, heads, queries] += np.where(ok, v, 0.0).sum(axis=0)
             self.stat_counts[name][layer, heads, queries] += ok.sum(axis=0)
 
+    def row_means(self) -> dict[str, np.ndarray]:
+        """Each row statistic's mean over windows, ``(layer, head, query row)``: NaN where no row was seen, and at a
+        causal row 0 (one key: nothing to split)."""
+        with np.errstate(invalid="ignore"):
+            stats = {k: np.where(self.stat_counts[k] > 0, self.stat_sums[k] / np.maximum(self.stat_counts[k], 1), np.nan) for k in STATISTICS}
+        if self.causal:
+            for v in stats.values():
+                v[:, :, 0] = np.nan
+        return stats
+
     def finish(self, meta: SignatureMeta) -> Signatures:
         if np.any(self.rows == 0):
             raise RuntimeError("some layers received no attention; capture failed")
@@ -332,11 +342,7 @@ class SignatureAccumulator:
 
         aitchison = {e: geometric(s, n) for e, s in self.log_sums.items()}
         logit = geometric(self.logit_sums, n) if np.array_equal(self.logit_rows, self.rows) else None
-        with np.errstate(invalid="ignore"):
-            stats = {k: np.where(self.stat_counts[k] > 0, self.stat_sums[k] / np.maximum(self.stat_counts[k], 1), np.nan) for k in STATISTICS}
-        if self.causal:
-            for v in stats.values():
-                v[:, :, 0] = np.nan
+        stats = self.row_means()
         meta = replace(meta, log_path=logit is not None)
         return Signatures(meta=meta, aitchison=aitchison, arithmetic=self.sums / n, stats=stats, logit=logit, zeros=self.zeros)
 
@@ -441,9 +447,7 @@ def compute_spec(loaded, spec: SignatureSpec, seed: int = 0, progress: bool = Fa
     """:func:`compute` for one :class:`SignatureSpec`."""
     import torch
 
-    from .capture import capture_attention
     from .corpus import ATTRIBUTION, sample_images, text_windows
-    from .score_capture import capture_scores, score_path_reason
 
     info = loaded.info
     n, length, batch_size = spec.n, spec.length, spec.batch_size
@@ -477,8 +481,7 @@ def compute_spec(loaded, spec: SignatureSpec, seed: int = 0, progress: bool = Fa
 
         chunks = tqdm(chunks, desc=f"signatures {info.name}", unit="batch")
     steps = Steps(f"{info.name} seed {seed}: signatures, batches of {batch_size} windows", len(range(0, batches_in.shape[0], batch_size)))
-    score_path = score_path_reason(backbone) is None
-    capture = capture_scores(backbone, acc.update_scores) if score_path else capture_attention(backbone, acc.update)
+    capture, score_path = capture_into(backbone, acc)
     with torch.inference_mode(), capture:
         for done, start in enumerate(chunks, 1):
             try:
@@ -500,6 +503,16 @@ def compute_spec(loaded, spec: SignatureSpec, seed: int = 0, progress: bool = Fa
     sig = acc.finish(meta)
     sig.timings = {"compute_s": time.perf_counter() - started}
     return sig
+
+
+def capture_into(backbone, acc: SignatureAccumulator):
+    """The capture that feeds ``acc`` during a forward pass of ``backbone``, and whether it is the score path: scores
+    beside sdpa where the model's attention allows it, its eager weights otherwise."""
+    from .capture import capture_attention
+    from .score_capture import capture_scores, score_path_reason
+
+    score_path = score_path_reason(backbone) is None
+    return (capture_scores(backbone, acc.update_scores) if score_path else capture_attention(backbone, acc.update)), score_path
 
 
 def _vision_length(loaded, one) -> int:

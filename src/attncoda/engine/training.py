@@ -407,8 +407,6 @@ def make_optimizer(run: SuiteRun, parameters):
 
 
 def _train(run: SuiteRun, last: int | None, schedule: list[int]) -> None:
-    import contextlib
-
     import torch
     from transformers import AutoModelForCausalLM
 
@@ -430,26 +428,35 @@ def _train(run: SuiteRun, last: int | None, schedule: list[int]) -> None:
         last = 0
     model.train()
     steps = Steps(f"{run.name}: training steps", run.steps - last)
-    autocast = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if run.precision == "bf16" else contextlib.nullcontext
     started = time.perf_counter()
     losses = []  # batch losses since the last checkpoint
     for step in range(last, run.steps):
-        for group in optimizer.param_groups:
-            group["lr"] = learning_rate(step, run)
-        ids, labels = (torch.as_tensor(x) for x in batch(step))
-        with autocast():
-            loss = model(input_ids=ids, labels=labels).loss
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        losses.append(float(loss.detach()))
+        losses.append(train_step(model, optimizer, run, batch, step))
         done = step + 1
         if done in schedule:
             _save_checkpoint(run, done, model, tokenizer, optimizer, seconds + time.perf_counter() - started, float(np.mean(losses)))
             losses = []
         if done % 100 == 0 or done == run.steps:
             steps.step(done - last)
+
+
+def train_step(model, optimizer, run: SuiteRun, batch, step: int) -> float:
+    """One optimizer step of ``run`` at ``step``: the scheduled rate, the batch ``batch(step)``, the run's precision
+    (bfloat16 autocast or float32), gradients clipped to norm 1. Returns the batch's loss."""
+    import contextlib
+
+    import torch
+
+    for group in optimizer.param_groups:
+        group["lr"] = learning_rate(step, run)
+    ids, labels = (torch.as_tensor(x) for x in batch(step))
+    with torch.autocast("cpu", dtype=torch.bfloat16) if run.precision == "bf16" else contextlib.nullcontext():
+        loss = model(input_ids=ids, labels=labels).loss
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    return float(loss.detach())
 
 
 def checkpoint_loss(folder: Path) -> float | None:

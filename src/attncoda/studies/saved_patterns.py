@@ -18,8 +18,7 @@ def patterns_audit_inputs(files, sink: str | None) -> tuple[list, list[dict]]:
 
     from ..engine.attention_map import AttentionMapAccumulator
     from ..engine.pattern_files import read_patterns
-    from ..engine.patterns import _layers as pattern_layers
-    from ..engine.patterns import signatures_from_patterns
+    from ..engine.patterns import pattern_layers, signatures_from_patterns
     from .audit import parse_sink
 
     name = str(files[0]) if len(files) == 1 else f"{files[0]} and {len(files) - 1} more"
