@@ -145,14 +145,17 @@ def cache_or_compute(model: str, jobs, path_for: Callable, read: Callable, write
     from .models import load_model, resolve
 
     writable_cache()  # a cache that cannot be written fails now, in one line, not after the computation
-    found = {}
+    found, missed = {}, set()
     ref = resolve(model) if loaded is None else None
     identity = identity_without_loading(ref) if ref is not None else None
     if identity is not None and not refresh:
         for job in jobs:
-            cached = read(path_for(job, *identity))
+            path = path_for(job, *identity)
+            cached = read(path)
             if cached is not None:
                 found[job] = cached
+            else:
+                missed.add(path)  # read once: after the load, the same path is not read (nor a damaged entry named) again
     for job in jobs:
         if job in found:
             continue
@@ -160,7 +163,7 @@ def cache_or_compute(model: str, jobs, path_for: Callable, read: Callable, write
             refuse_when_cache_only(f"{model}: {path_for(job, *identity).parent.parent.name} of seed {job}")
         loaded = loaded or load_model(model, ref)
         path = path_for(job, loaded.info.weights_sha256, loaded.info.default_sink)
-        cached = None if refresh else read(path)
+        cached = None if refresh or path in missed else read(path)
         if cached is None:
             refuse_when_cache_only(f"{model}: {path.parent.parent.name} of seed {job}")
             refuse_odd_entry(path)
@@ -179,7 +182,7 @@ class KeyedJson:
     """
 
     def __init__(self, kind: str):
-        self.kind, self.keys, self.named = kind, {}, set()
+        self.kind, self.keys = kind, {}
 
     def path(self, key: dict) -> Path:
         path = key_path(self.kind, key, tuple(key)).with_suffix(".json")
@@ -198,12 +201,8 @@ class KeyedJson:
         except (TypeError, ValueError, KeyError, AttributeError):
             holds = False
         if not holds:
-            stat = Path(path).stat()
-            seen = (Path(path), stat.st_mtime_ns, stat.st_size)
-            if seen not in self.named:  # cache_or_compute may look twice (before and after loading): one line per file state
-                self.named.add(seen)
-                print(f"attncoda: cache entry {path} does not hold what its name promises (damaged, or copied from another key); "
-                      "computing it again", file=sys.stderr, flush=True)
+            print(f"attncoda: cache entry {path} does not hold what its name promises (damaged, or copied from another key); "
+                  "computing it again", file=sys.stderr, flush=True)
             return None
         return data["result"]
 
