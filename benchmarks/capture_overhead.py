@@ -33,7 +33,12 @@ unit, so each ratio to sdpa gets a 95 % t interval of its log over the repeats, 
 the whole interval lies at or below it (``undecided`` when the interval straddles it). ``--once M ...`` runs the
 methods M in the first repeat only (the outside tools, whose ratios no target reads).
 
-Usage: python benchmarks/capture_overhead.py [--lengths 128 512 1024 2048] [--methods ...] [--repeats N] [--once M ...] [--out FILE.json]
+Device: ``--device cuda`` runs the in-process methods on that device (``ours`` through ``--device-map``'s setting),
+synchronizes before each clock reading, and reads peak memory from the device's allocator instead of the RSS; the
+method ``sdpa-flash`` is the plain forward with torch's flash-attention kernel forced (CUDA only). No run on a GPU is
+recorded yet: this machine has none, and ``benchmarks/gpu_check.sh`` runs it where one is lent.
+
+Usage: python benchmarks/capture_overhead.py [--lengths 128 512 1024 2048] [--methods ...] [--repeats N] [--once M ...] [--out FILE.json] [--device cuda]
        python benchmarks/capture_overhead.py --blocks [--out benchmarks/results/causal_blocks.md]  (one layer's causal
        scores as one matmul against blocks of queries: where ``score_capture.CAUSAL_BLOCKS_FROM`` comes from)
        python benchmarks/capture_overhead.py --table FILE.json  (rewrite FILE.md from a run's JSON)
@@ -57,10 +62,10 @@ from ratios import log_interval  # benchmarks/ratios.py, beside this script
 MODEL = "smollm2-135m"
 ROOT = Path(__file__).resolve().parents[1]
 INTEROP = ROOT / ".venv-interop" / "bin" / "python"
-METHODS = ("sdpa", "scores", "ours", "ours-eager", "eager", "output-attentions", "transformerlens", "nnsight")
+METHODS = ("sdpa", "scores", "ours", "ours-eager", "eager", "output-attentions", "transformerlens", "nnsight", "sdpa-flash")
 OUTSIDE = ("transformerlens", "nnsight")
 TOKENS = 16_384
-BATCH = {128: 8, 512: 8, 1024: 4, 2048: 2}
+BATCH = {128: 8, 512: 8, 1024: 4, 2048: 2, 4096: 1, 8192: 1}
 TARGETS = {512: 1.10, 1024: 1.25, 2048: 1.5}
 """The time ratio ours / sdpa each length should reach; peak memory ≤ 1.2× sdpa's at every length."""
 MEMORY_TARGET = 1.2
@@ -100,8 +105,20 @@ def _folder() -> str:
     return load_model(MODEL).model.name_or_path
 
 
+def _device() -> str:
+    """Where the in-process methods run (``BENCH_DEVICE``, set by ``--device``; the CPU by default)."""
+    return os.environ.get("BENCH_DEVICE", "cpu")
+
+
 def _runner(method: str, length: int):
     """The model for ``method`` and a function that runs the method on one batch (or on all windows, for ``ours``)."""
+    model, run = _runner_on_cpu_ids(method, length)
+    if _device() == "cpu" or method in ("ours", "ours-eager"):
+        return model, run  # ours hands the model its inputs on the model's own device itself
+    return model, lambda batch: run(batch.to(_device()))
+
+
+def _runner_on_cpu_ids(method: str, length: int):
     import torch
     import transformers as tf
 
@@ -113,6 +130,10 @@ def _runner(method: str, length: int):
 
         if method == "ours-eager":
             score_capture.score_path_reason = lambda model: "eager capture asked for"
+        if _device() != "cpu":
+            from attncoda.engine.models import DEVICE_MAP_ENV
+
+            os.environ[DEVICE_MAP_ENV] = _device()
         loaded = load_model(MODEL)
         return loaded.backbone, lambda ids, b: compute(loaded, n=len(ids), length=length, seed=0, batch_size=b)
     if method == "transformerlens":
@@ -134,10 +155,19 @@ def _runner(method: str, length: int):
             return saved
 
         return model, trace
-    implementation = "sdpa" if method in ("sdpa", "scores") else "eager"
-    model = tf.AutoModel.from_pretrained(folder, attn_implementation=implementation, dtype=torch.float32).eval()
+    implementation = "sdpa" if method in ("sdpa", "scores", "sdpa-flash") else "eager"
+    dtype = torch.bfloat16 if method == "sdpa-flash" else torch.float32  # the flash kernel takes half precision only
+    model = tf.AutoModel.from_pretrained(folder, attn_implementation=implementation, dtype=dtype).eval().to(_device())
     if method == "sdpa":
         return model, lambda batch: model(input_ids=batch, attention_mask=torch.ones_like(batch))
+    if method == "sdpa-flash":
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        def flash(batch):
+            with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                return model(input_ids=batch)  # no mask: the flash kernel takes the causal flag, not a mask
+
+        return model, flash
     if method == "scores":
         from attncoda.engine.score_capture import capture_scores
 
@@ -170,8 +200,13 @@ def timed_run(method: str, run, ids, batch_size: int) -> tuple[float, int, int]:
     """``(seconds, rss_before, peak_rss)`` of one run over every window, the RSS sampled every 2 ms (bytes)."""
     import torch
 
+    on_gpu = _device().startswith("cuda")
     proc, peak, stop, thread = _peak_sampler()
     base = proc.memory_info().rss
+    if on_gpu:
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
     thread.start()
     start = time.perf_counter()
     with torch.inference_mode():
@@ -181,10 +216,12 @@ def timed_run(method: str, run, ids, batch_size: int) -> tuple[float, int, int]:
             for s in range(0, len(ids), batch_size):
                 out = run(ids[s : s + batch_size])
                 del out
+    if on_gpu:
+        torch.cuda.synchronize()
     elapsed = time.perf_counter() - start
     stop.set()
     thread.join()
-    return elapsed, base, peak[0]
+    return elapsed, base, (torch.cuda.max_memory_allocated() if on_gpu else peak[0])
 
 
 def measure(method: str, length: int, tokens: int = TOKENS) -> dict:
@@ -198,13 +235,14 @@ def measure(method: str, length: int, tokens: int = TOKENS) -> dict:
     warm_up(method, run, ids)
     elapsed, base, peak = timed_run(method, run, ids, batch_size)
     return {"method": method, "length": length, "windows": len(ids), "batch": batch_size, "seconds": elapsed,
-            "peak_extra_mb": (peak - base) / 2**20, "peak_total_mb": peak / 2**20, "threads": torch.get_num_threads()}
+            "peak_extra_mb": (peak - base) / 2**20, "peak_total_mb": peak / 2**20, "threads": torch.get_num_threads(), "device": _device()}
 
 
 def run_child(method: str, length: int, tokens: int = TOKENS) -> dict:
     python = str(INTEROP) if method in OUTSIDE else sys.executable
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT / "src"), "BENCH_FOLDER": _folder()}
-    out = subprocess.run([python, __file__, "--child", method, "--length", str(length), "--tokens", str(tokens)], capture_output=True, text=True, env=env)
+    out = subprocess.run([python, __file__, "--child", method, "--length", str(length), "--tokens", str(tokens), "--device", _device()],
+                         capture_output=True, text=True, env=env)
     if out.returncode != 0:
         return {"method": method, "length": length, "error": out.stderr.strip().splitlines()[-1] if out.stderr.strip() else f"exit {out.returncode}"}
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -344,7 +382,7 @@ def block_timing(lengths, repeats: int = 20) -> str:
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--lengths", type=int, nargs="+", default=[128, 512, 1024, 2048])
-    parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
+    parser.add_argument("--methods", nargs="+", default=[m for m in METHODS if m != "sdpa-flash"], choices=METHODS)
     parser.add_argument("--out", help="also write the results as JSON here")
     parser.add_argument("--tokens", type=int, default=TOKENS, help="tokens per length (n · L); smaller for a smoke run")
     parser.add_argument("--repeats", type=int, default=1, help="run every method this many times per length, in a shuffled order per "
@@ -355,9 +393,11 @@ def main():
                         "blocks of Q/8 queries (the threshold CAUSAL_BLOCKS_FROM rests on it); with --out, write the table there")
     parser.add_argument("--table", metavar="FILE.json", help="only rewrite FILE.md's tables from FILE.json (a finished run, or the "
                         "FILE.partial.json an interrupted one left), keeping its first line: the machine it ran on")
+    parser.add_argument("--device", default="cpu", help="run the in-process methods there (e.g. cuda); memory is then the device's")
     parser.add_argument("--child")
     parser.add_argument("--length", type=int)
     args = parser.parse_args()
+    os.environ["BENCH_DEVICE"] = args.device  # the children inherit it
     if args.child:
         print(json.dumps(measure(args.child, args.length, args.tokens)))
         return

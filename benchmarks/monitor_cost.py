@@ -7,7 +7,9 @@ repeats, so machine noise falls on both). The probe is the first eight windows o
 seconds per step of each and the ratio monitored / plain as a geometric mean over repeats with a 95 % t interval of
 its log, and writes ``benchmarks/results/monitor_cost.json``.
 
-Usage: python benchmarks/monitor_cost.py [--steps 300] [--every 100] [--repeats 5]
+``--device cuda`` trains and observes there (synchronizing before each clock reading) and ``--out`` names the file.
+
+Usage: python benchmarks/monitor_cost.py [--steps 300] [--every 100] [--repeats 5] [--device cuda] [--out FILE.json]
 """
 
 import argparse
@@ -38,6 +40,8 @@ def train_seconds(model, run, batch, steps: int, monitor=None) -> float:
         if monitor is not None:
             monitor.observe(model, step)
         training.train_step(model, optimizer, run, batch, step)
+    if torch.cuda.is_available() and next(model.parameters()).is_cuda:
+        torch.cuda.synchronize()
     return time.perf_counter() - started
 
 
@@ -46,15 +50,17 @@ def main(argv=None) -> dict:
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--every", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--out", default=str(HERE / "results" / "monitor_cost.json"))
     args = parser.parse_args(argv)
     torch.set_num_threads(training.TRAINING_THREADS)
     runs = [run for run, _, kind in suite_runs([0]) if kind == "ladder"]
-    out = {"steps": args.steps, "every": args.every, "repeats": args.repeats, "threads": training.TRAINING_THREADS, "sizes": {}}
+    out = {"steps": args.steps, "every": args.every, "repeats": args.repeats, "threads": training.TRAINING_THREADS, "device": args.device, "sizes": {}}
     for run in runs:
         tokenizer = training.run_tokenizer(run)
         batch = training.batches(run, tokenizer)
         torch.manual_seed(run.seed)
-        initial = training.new_model(run, tokenizer)
+        initial = training.new_model(run, tokenizer).to(args.device)
         probe = torch.as_tensor(batch(0)[0])[:8]
         plain, watched = [], []
         for repeat in range(args.repeats):
@@ -74,7 +80,8 @@ def main(argv=None) -> dict:
     import platform
 
     out["machine"] = {"processor": platform.processor() or platform.machine(), "cores": __import__("os").cpu_count(), "torch": torch.__version__}
-    (HERE / "results" / "monitor_cost.json").write_text(json.dumps(out, indent=1) + "\n")
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
     return out
 
 

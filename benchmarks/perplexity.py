@@ -3,7 +3,8 @@
 For each model: the held-out windows scored uncached with nothing ablated and with a random 20 % of heads ablated,
 alternating the two precisions `--repeats` times (so both see the same machine load); prints seconds per
 evaluation (median), evaluations per minute, the float32 / bf16 time ratio, and the largest relative perplexity
-difference between the two precisions. The bf16 evaluations share one precision block, as the sweep's do.
+difference between the two precisions. The bf16 evaluations share one precision block, as the sweep's do, on the
+model's own device (``ATTNCODA_DEVICE_MAP=cuda`` loads it on a GPU).
 
 Usage: python benchmarks/perplexity.py [--windows 32] [--length 128] [--repeats 2] [--models smollm2-135m ...]
 """
@@ -42,7 +43,7 @@ def main():
         for label, pairs in (("plain", []), ("20 % cut", [(i // heads, i % heads) for i in chosen])):
             times = {"bfloat16": [], "float32": []}
             values = {}
-            with precision("bfloat16"):
+            with precision("bfloat16", loaded.input_device):
                 perplexity(loaded, ids[:1], use_cache=False)  # warm up (and cast the weights once)
                 for _ in range(args.repeats):
                     for dtype in ("bfloat16", "float32"):

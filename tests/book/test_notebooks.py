@@ -112,6 +112,8 @@ def test_collapse_chapter_trains_and_measures_its_suite_on_the_small_profile(tmp
     assert kinds == ["ladder"] * 6 + ["control"] * 2
     assert all([p["step"] for p in s["points"]] == [0, 1, 2, 4] for s in result["series"])
     assert all(set(s["rows"]) == {"trigger", "other"} and "sink_heads" in s["points"][-1] for s in result["series"])
+    assert all([r["step"] for r in s["monitor"]] == [0, 1, 2, 4] and {r["origin"] for r in s["monitor"]} == {"training"}
+               for s in result["series"]), "each run's monitor watched it train: Figure 5b's analogue is drawn from its log"
     assert [z["kind"] for z in result["sizes"]] == ["ladder"] * 3 + ["control"]
     assert len(result["endpoints"]["minilm-l6"]["spread"]["samples"]) == 5 and result["endpoints"]["minilm-l6"]["terms"]["fractions"]
     timings = json.loads((tmp_path / "results" / "collapse" / "timings" / "suite.json").read_text())["results"]["series"]

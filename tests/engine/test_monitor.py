@@ -102,3 +102,127 @@ def test_the_plot_command_draws_a_log(llama, tmp_path, capsys):
     assert (tmp_path / "run.png").stat().st_size > 0 and "at step 2, H " in capsys.readouterr().out
     assert main(["monitor", "plot", str(tmp_path / "none.jsonl")]) == 1
     assert "no such log file" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- the collapse suite, watched while it trains
+
+TASK_RUN = dict(size="t", hidden=32, layers=2, heads=2, seed=1, steps=6, batch=4, length=24, task="backcopy", vocab=16, precision="bf16")
+
+
+def _bits(folder):
+    return (folder / "model.safetensors").read_bytes()
+
+
+def test_a_watched_run_keeps_its_bits_and_its_log_equals_a_replay_of_its_checkpoints(tmp_path, monkeypatch):
+    """The monitor draws no random number and leaves the model's mode: a run trained with it has the same checkpoints
+    as one trained without; the log holds step 0 and every checkpoint, and replaying the saved checkpoints gives the
+    same numbers (the same weights)."""
+    from attncoda.engine import training
+    from attncoda.studies.collapse_suite import Options, monitor_probe
+
+    run = training.SuiteRun(**TASK_RUN)
+    monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "plain"))
+    plain = [_bits(f) for f in training.train(run)]
+    monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "watched"))
+    probe = monitor_probe(run, Options(n=4))
+    log = tmp_path / "watched.jsonl"
+    watched = training.train(run, monitor=mon.AttentionMonitor(log, probe, every=1, tags={"origin": "training"}))
+    assert [_bits(f) for f in watched] == plain
+    during = mon.read_log(log)
+    assert [r["step"] for r in during] == run.schedule() and {r["origin"] for r in during} == {"training"}
+    training.observe_checkpoints(run, mon.AttentionMonitor(tmp_path / "replayed.jsonl", probe, every=1))
+    replayed = mon.read_log(tmp_path / "replayed.jsonl")
+    for a, b in zip(during, replayed):
+        for key in (*mon.MEANS, "sink_heads"):
+            assert a[key] == pytest.approx(b[key], rel=1e-6, abs=1e-9), (a["step"], key)
+
+
+def test_a_resumed_run_keeps_the_observations_up_to_its_checkpoint(tmp_path, monkeypatch):
+    """An interruption after step 2 (with a line cut short in the log) resumes to the log an uninterrupted run writes."""
+    from attncoda.engine import training
+    from attncoda.studies.collapse_suite import Options, monitor_probe
+
+    run = training.SuiteRun(**TASK_RUN)
+    probe = monitor_probe(run, Options(n=4))
+    monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "whole"))
+    training.train(run, monitor=mon.AttentionMonitor(tmp_path / "whole.jsonl", probe, every=1))
+    whole = mon.read_log(tmp_path / "whole.jsonl")
+
+    monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "cut"))
+    real_save = training._save_checkpoint
+
+    def stop_at_four(run_, step, *args):
+        if step == 4:
+            raise KeyboardInterrupt
+        real_save(run_, step, *args)
+
+    log = tmp_path / "cut.jsonl"
+    monkeypatch.setattr(training, "_save_checkpoint", stop_at_four)
+    with pytest.raises(KeyboardInterrupt):
+        training.train(run, monitor=mon.AttentionMonitor(log, probe, every=1))
+    with open(log, "a") as f:
+        f.write('{"step": 4, "entro')  # what an interruption mid-line leaves
+    monkeypatch.setattr(training, "_save_checkpoint", real_save)
+    training.train(run, monitor=mon.AttentionMonitor(log, probe, every=1))
+    resumed = mon.read_log(log)
+    assert [r["step"] for r in resumed] == run.schedule()
+    assert resumed == whole, "the same bits as the uninterrupted run's log"
+
+
+def test_the_suite_s_log_is_what_its_walk_measures(tmp_path, monkeypatch):
+    """Figure 5b's analogue is drawn from the monitor's log: at every checkpoint its H, H(π) and sink mass equal the
+    walk's means on the same held-out sequences (float32 patterns against the float64 capture). A run trained before
+    it was watched gets its log from its saved checkpoints, and says so."""
+    from attncoda.engine import training
+    from attncoda.studies import collapse_suite
+
+    monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path))
+    run = training.SuiteRun(**TASK_RUN)
+    options = collapse_suite.Options(n=4, n_triples=50, batch_size=2)
+    series = collapse_suite.trained_series(run, "g", "ladder", options)
+    assert [r["step"] for r in series.monitor] == [p["step"] for p in series.points]
+    for observed, walked in zip(series.monitor, series.points):
+        for key in mon.MEANS:
+            assert observed[key] == pytest.approx(walked[key], rel=1e-4), (observed["step"], key)
+    assert {r["origin"] for r in series.monitor} == {"training"}
+
+    for log in (run.folder() / "monitor").iterdir():
+        log.unlink()  # as a run trained before the monitor existed
+    again = collapse_suite.trained_series(run, "g", "ladder", options)
+    assert {r["origin"] for r in again.monitor} == {"saved checkpoints"}
+    assert [r["entropy"] for r in again.monitor] == pytest.approx([r["entropy"] for r in series.monitor], rel=1e-6)
+
+
+def test_a_run_trains_on_the_device_its_settings_name(tmp_path, monkeypatch):
+    """Training hands the model its batches on the model's device, and the suite trains where --device-map says. This
+    machine has no second device: the run is said to live on ``meta`` and stops at its first forward pass."""
+    from attncoda.engine import training
+    from attncoda.engine.models import DEVICE_MAP_ENV
+    from attncoda.studies.collapse_suite import suite_runs
+
+    monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path))
+    run = training.SuiteRun(**{**TASK_RUN, "device": "meta", "precision": "float32"})  # autocast has no meta kernels
+    assert run.key() != training.SuiteRun(**TASK_RUN).key(), "checkpoints trained elsewhere are cached apart"
+    seen = []
+
+    def record(module, args, kwargs):
+        seen.extend(t.device.type for t in (*args, *kwargs.values()) if isinstance(t, torch.Tensor))
+        raise KeyboardInterrupt
+
+    real_new = training.new_model
+
+    def hooked(run_, tokenizer):
+        model = real_new(run_, tokenizer)
+        model.register_forward_pre_hook(record, with_kwargs=True)
+        return model
+
+    monkeypatch.setattr(training, "new_model", hooked)
+    monkeypatch.setattr(training, "_save_checkpoint", lambda *a, **k: None)
+    with pytest.raises(KeyboardInterrupt):
+        training.train(run)
+    assert seen and set(seen) == {"meta"}
+
+    monkeypatch.delenv(DEVICE_MAP_ENV, raising=False)
+    assert {r.device for r, _, _ in suite_runs([0])} == {"cpu"}
+    monkeypatch.setenv(DEVICE_MAP_ENV, "auto")
+    assert training.training_device() == ("cuda" if torch.cuda.is_available() else "cpu")

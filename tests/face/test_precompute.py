@@ -46,7 +46,9 @@ def test_the_plan_holds_every_lookup_the_chapters_make_once(any_models_installed
     small = book_plan("small")
     assert all(dict(j.options).get("length") == 24 for j in small if j.kind != "suite_run")
     runs = {j.model: dict(j.options) for j in small if j.kind == "suite_run"}
-    assert runs == {run.name: asdict(run) for run, _, _ in suite_runs([0, 1], 4, 0, 24)}  # the chapter's own runs
+    small_collapse = _parameters("collapse", "small")
+    watch = {"monitor_n": small_collapse["n"], "monitor_length": 24, "monitor_seed": small_collapse["seed"]}  # each run's monitor probe
+    assert runs == {run.name: {**asdict(run), **watch} for run, _, _ in suite_runs([0, 1], 4, 0, 24)}  # the chapter's own runs
 
 
 def test_the_book_plan_is_the_union_of_each_chapter_run_s_plan(any_models_installed):
@@ -90,7 +92,8 @@ def test_processes_and_a_dask_cluster_write_the_serial_cache_and_results_byte_fo
     small = (("batch_size", 2), ("length", 24), ("n", 4))
     lookups = [Lookup("signatures", llama, 0, small), Lookup("signatures", llama, 1, small), Lookup("init_signatures", llama, 0, small),
                Lookup("head_distances", bert, 0, small), Lookup("entropy_terms", bert, 0, small), Lookup("entropy_terms", bert, 0, (*small, ("init_seed", 0))),
-               Lookup("suite_run", "neox-s-seed0", 0, tuple(sorted(asdict(SuiteRun("s", 64, 4, 4, seed=0, steps=2, length=24)).items())))]
+               Lookup("suite_run", "neox-s-seed0", 0, tuple(sorted({**asdict(SuiteRun("s", 64, 4, 4, seed=0, steps=2, length=24)),
+                                                                 "monitor_n": 4, "monitor_length": 24, "monitor_seed": 0}.items())))]
 
     def chapter_results(cache: str) -> bytes:
         monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / cache))

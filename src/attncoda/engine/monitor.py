@@ -94,12 +94,18 @@ class AttentionMonitor:
         The sink keys (default key 0, the first token).
     tensorboard : path, optional
         Also write the pooled scalars there (needs the ``tensorboard`` package).
+    tags : dict, optional
+        Fields written into every record as they are (a run's name, where the observations come from).
+
+    A new monitor appends to ``log`` and measures its shares from its own first observation; :meth:`restart` empties
+    the log first, :meth:`resume` keeps a resumed run's earlier observations and measures from the log's first.
     """
 
-    def __init__(self, log, probe, every: int = 100, sink=(0,), tensorboard=None):
+    def __init__(self, log, probe, every: int = 100, sink=(0,), tensorboard=None, tags=None):
         if not isinstance(every, int) or isinstance(every, bool) or every < 1:
             raise ValueError(f"every = {every!r} must be a whole number of steps, 1 or more")
         self.log, self.probe, self.every, self.sink = Path(log), probe, every, tuple(sink)
+        self.tags = dict(tags or {})
         self.first = None
         self.writer = None
         if tensorboard is not None:
@@ -117,7 +123,7 @@ class AttentionMonitor:
         means = attention_statistics(model, self.probe if batch is None else batch, self.sink)
         if self.first is None:
             self.first = means
-        record = {"step": int(step), **{k: means[k] for k in (*MEANS, "sink_heads")},
+        record = {"step": int(step), **self.tags, **{k: means[k] for k in (*MEANS, "sink_heads")},
                   "sink_share": _share(self.first, means), "layers": {**means["layers"], "sink_share": _layer_shares(self.first, means)}}
         self.log.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log, "a", encoding="utf-8") as f:
@@ -129,6 +135,27 @@ class AttentionMonitor:
                     self.writer.add_scalar(f"attention/{k}", record[k], step)
             self.writer.flush()
         return record
+
+    def restart(self) -> None:
+        """Empty the log and forget the first observation (a run trained from step 0 again)."""
+        self.log.unlink(missing_ok=True)
+        self.first = None
+
+    def resume(self, step: int) -> None:
+        """Keep the log's observations up to ``step`` (a run resumed from its checkpoint there; a line an interruption
+        cut short is dropped) and measure shares from the log's first observation again."""
+        kept = []
+        if self.log.is_file():
+            for line in self.log.read_text(encoding="utf-8").splitlines():
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(record, dict) and isinstance(record.get("step"), int) and record["step"] <= step:
+                    kept.append(record)
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        self.log.write_text("".join(json.dumps(r, allow_nan=False) + "\n" for r in kept), encoding="utf-8")
+        self.first = ({k: kept[0][k] for k in MEANS} | {"layers": {k: kept[0]["layers"][k] for k in MEANS}}) if kept else None
 
     def callback(self):
         """A ``transformers.TrainerCallback`` that observes the trained model after each optimizer step."""

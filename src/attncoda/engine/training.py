@@ -15,12 +15,19 @@ Hub. Text runs are GPT-NeoX (Pythia's architecture); task runs may use GPT-2's b
   before, written atomically under a key that
   hashes the whole configuration: an interrupted run resumes from its last checkpoint and ends with
   the same bits as an uninterrupted one.
+* **Device.** A run trains where its ``device`` says (the CPU unless set): the model is initialized on the CPU with
+  the run's seed, so every device starts from the same weights, then moved; bfloat16 autocast follows the device.
+  Checkpoints trained off the CPU are cached under a key of their own.
+* **Monitor.** ``train(run, monitor=...)`` has an :class:`attncoda.engine.monitor.AttentionMonitor` observe the
+  model at step 0 and at every checkpoint, as it trains: a forward pass in eval mode without gradients, which
+  draws no random number, so the checkpoints keep their bits.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import time
 from dataclasses import asdict, dataclass
@@ -50,7 +57,7 @@ CHOICES = {
 TASKS = ("backcopy", "character-backcopy")
 """The synthetic tasks (no text, no tokenizer): :class:`attncoda.engine.tasks.Backcopy` (a random bigram table, the
 control) and :class:`attncoda.engine.tasks.CharacterBackcopy` (Guo et al.'s task on Shakespeare's characters)."""
-LATE_DEFAULTS = {"every": 0, "embed_std": 0.0}
+LATE_DEFAULTS = {"every": 0, "embed_std": 0.0, "device": "cpu"}
 """Fields added after the first suite that are not choices: hashed into a run's key only when they differ from these values."""
 """The settings a run may vary beyond sizes and rates, each with its default first:
 
@@ -64,7 +71,7 @@ LATE_DEFAULTS = {"every": 0, "embed_std": 0.0}
 
 ``embed_std`` (a number, not a choice): 0 keeps the family's initializer (normal, sd 0.02, for every weight), any other
 value draws the token and position embeddings from a normal of that sd instead; 1 is PyTorch's own ``nn.Embedding``
-initializer, which Guo et al.'s model used.
+initializer, which Guo et al.'s model used. ``device`` (a torch device name, ``cpu`` by default): where it trains.
 * ``arch``: GPT-NeoX as Pythia (parallel residual, partial rotary positions, GELU, untied output); ``gpt2``, GPT-2's
   block as Guo et al. trained it (pre-LN, sequential residual, learned absolute positions) with a ReLU MLP and an
   untied output; ``gpt2-gelu`` and ``gpt2-tied``, the same with GELU, or with the output tied to the input embedding
@@ -96,6 +103,7 @@ class SuiteRun:
     every: int = 0
     rates: str = "cosine"
     embed_std: float = 0.0
+    device: str = "cpu"
 
     def __post_init__(self):
         for field, allowed in CHOICES.items():
@@ -371,11 +379,14 @@ def load_optimizer_state(path: Path) -> dict:
         return torch.load(path, weights_only=True)
 
 
-def train(run: SuiteRun, retrain: bool = False) -> list[Path]:
+def train(run: SuiteRun, retrain: bool = False, monitor=None) -> list[Path]:
     """Train ``run`` (or resume it from its last checkpoint); return its checkpoint folders in step order.
 
     ``retrain`` deletes the run's cached checkpoints first. Wall time is recorded in each checkpoint's
-    ``training.json`` (cumulative seconds of training, resumed runs included).
+    ``training.json`` (cumulative seconds of training, resumed runs included). ``monitor`` (an
+    :class:`~attncoda.engine.monitor.AttentionMonitor`) observes step 0 and every checkpoint while the run trains; a
+    resumed run keeps its observations up to the checkpoint it resumes from. A run already trained is not observed:
+    :func:`observe_checkpoints` replays its saved checkpoints instead.
     """
     import torch
 
@@ -391,7 +402,7 @@ def train(run: SuiteRun, retrain: bool = False) -> list[Path]:
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(TRAINING_THREADS)
     try:
-        _train(run, last, schedule)
+        _train(run, last, schedule, monitor)
     finally:
         torch.set_num_threads(previous_threads)
     return [run.checkpoint(s) for s in schedule]
@@ -406,57 +417,94 @@ def make_optimizer(run: SuiteRun, parameters):
     return torch.optim.AdamW(parameters, lr=run.learning_rate, betas=(0.9, 0.95), weight_decay=run.weight_decay)
 
 
-def _train(run: SuiteRun, last: int | None, schedule: list[int]) -> None:
+def _train(run: SuiteRun, last: int | None, schedule: list[int], monitor=None) -> None:
     import torch
     from transformers import AutoModelForCausalLM
 
     tokenizer = run_tokenizer(run)
     batch = batches(run, tokenizer)
     torch.manual_seed(run.seed)
-    model = new_model(run, tokenizer)
+    model = new_model(run, tokenizer).to(run.device)
     optimizer = make_optimizer(run, model.parameters())
     seconds = 0.0
     if last is not None:
         state = run.checkpoint(last)
-        model = AutoModelForCausalLM.from_pretrained(state)
+        model = AutoModelForCausalLM.from_pretrained(state).to(run.device)
         optimizer = make_optimizer(run, model.parameters())
         optimizer.load_state_dict(load_optimizer_state(state / "optimizer.pt"))
         seconds = json.loads((state / "training.json").read_text())["training_seconds"]
         report(f"{run.name}: resuming at step {last}")
+        if monitor is not None:
+            monitor.resume(last)
     else:
         _save_checkpoint(run, 0, model, tokenizer, optimizer, 0.0)
         last = 0
+        if monitor is not None:
+            monitor.restart()
+            monitor.observe(model, 0)
     model.train()
     steps = Steps(f"{run.name}: training steps", run.steps - last)
     started = time.perf_counter()
+    watching = 0.0  # seconds the monitor took, left out of the run's training time
     losses = []  # batch losses since the last checkpoint
     for step in range(last, run.steps):
         losses.append(train_step(model, optimizer, run, batch, step))
         done = step + 1
         if done in schedule:
-            _save_checkpoint(run, done, model, tokenizer, optimizer, seconds + time.perf_counter() - started, float(np.mean(losses)))
+            _save_checkpoint(run, done, model, tokenizer, optimizer, seconds + time.perf_counter() - started - watching, float(np.mean(losses)))
             losses = []
+            if monitor is not None:
+                watch_started = time.perf_counter()
+                monitor.observe(model, done)
+                watching += time.perf_counter() - watch_started
         if done % 100 == 0 or done == run.steps:
             steps.step(done - last)
 
 
 def train_step(model, optimizer, run: SuiteRun, batch, step: int) -> float:
-    """One optimizer step of ``run`` at ``step``: the scheduled rate, the batch ``batch(step)``, the run's precision
-    (bfloat16 autocast or float32), gradients clipped to norm 1. Returns the batch's loss."""
+    """One optimizer step of ``run`` at ``step``: the scheduled rate, the batch ``batch(step)`` on the model's device,
+    the run's precision (bfloat16 autocast on that device, or float32), gradients clipped to norm 1. Returns the
+    batch's loss."""
     import contextlib
 
     import torch
 
     for group in optimizer.param_groups:
         group["lr"] = learning_rate(step, run)
-    ids, labels = (torch.as_tensor(x) for x in batch(step))
-    with torch.autocast("cpu", dtype=torch.bfloat16) if run.precision == "bf16" else contextlib.nullcontext():
+    device = next(model.parameters()).device
+    ids, labels = (torch.as_tensor(x).to(device) for x in batch(step))
+    with torch.autocast(device.type, dtype=torch.bfloat16) if run.precision == "bf16" else contextlib.nullcontext():
         loss = model(input_ids=ids, labels=labels).loss
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     optimizer.step()
     return float(loss.detach())
+
+
+def observe_checkpoints(run: SuiteRun, monitor) -> None:
+    """Have ``monitor`` observe every saved checkpoint of a trained ``run``, in step order, from a fresh log: the same
+    weights it would have seen during training, for a run trained before it was watched."""
+    from transformers import AutoModelForCausalLM
+
+    monitor.restart()
+    for step in run.schedule():
+        monitor.observe(AutoModelForCausalLM.from_pretrained(run.checkpoint(step)).to(run.device), step)
+
+
+def training_device() -> str:
+    """Where the suite trains: the CPU, or the one device ``--device-map`` names (``auto``: the first GPU when there is
+    one). A map that spreads a model over several devices does not fit a model this small; it trains on the CPU."""
+    import torch
+
+    from .models import load_options
+
+    _, device_map = load_options()
+    if device_map == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device_map and re.fullmatch(r"(cuda|mps|xpu)(:\d+)?", device_map):
+        return device_map
+    return "cpu"
 
 
 def checkpoint_loss(folder: Path) -> float | None:

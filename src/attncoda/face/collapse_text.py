@@ -88,12 +88,26 @@ def search_sentence(search: dict) -> str:
 
 
 def groups(series) -> dict[str, dict[str, list[dict]]]:
-    """``{panel: {run label: points}}`` for :func:`attncoda.face.figures.collapse.collapse_trajectories`."""
+    """``{panel: {run label: points}}`` for :func:`attncoda.face.figures.collapse.collapse_trajectories`: a trained run's
+    monitor log (what :mod:`attncoda.monitor` wrote while it trained), or a given series' walked points."""
     out: dict[str, dict[str, list[dict]]] = {}
     for s in series:
         label = f"seed {s.training['seed']}" if s.training else s.name
-        out.setdefault(s.group, {})[label] = s.points
+        out.setdefault(s.group, {})[label] = s.monitor or s.points
     return out
+
+
+def monitor_origin(series) -> str:
+    """Where the figure's trained runs come from, in one sentence: the monitor during training, or (for runs trained
+    before it watched them) their saved checkpoints replayed."""
+    logs = [s.monitor for s in series if s.monitor]
+    if not logs:
+        return "The lines are the walked checkpoints' means."
+    replayed = sum(any(r.get("origin") == "saved checkpoints" for r in log) for log in logs)
+    if not replayed:
+        return f"The lines are the logs that attncoda.monitor wrote while the {len(logs)} runs trained."
+    return (f"The lines are attncoda.monitor's logs; {replayed} of the {len(logs)} runs were trained before the monitor watched them, "
+            "so their logs replay the saved checkpoints.")
 
 
 def short(name: str) -> str:

@@ -48,7 +48,8 @@ def measurement(params: dict) -> list[Lookup]:
 
 
 def collapse(params: dict) -> list[Lookup]:
-    """The collapse chapter: the suite's training runs (for the ``suite``), and for each endpoint model the signatures
+    """The collapse chapter: the suite's training runs (for the ``suite``), each watched by its monitor on the chapter's
+    windows, and for each endpoint model the signatures
     of it and its initialized twin (:func:`~attncoda.studies.collapse_suite.endpoints`: the reading on window seed
     ``seed`` against initialization 0, and every resample of :func:`~attncoda.studies.collapse.endpoint_samples`),
     with both states' entropy terms where its default sink set has more than one key (every model whose sink set is
@@ -61,7 +62,8 @@ def collapse(params: dict) -> list[Lookup]:
     out = []
     if params["model"] == "suite":
         for run, _, _ in suite_runs(params["suite_seeds"], params.get("steps") or None, params.get("text_steps") or 0, params["length"]):
-            out.append(Lookup.of("suite_run", run.name, run.seed, asdict(run)))
+            watch = {"monitor_n": params["n"], "monitor_length": params["length"], "monitor_seed": params["seed"]}  # its monitor's probe
+            out.append(Lookup.of("suite_run", run.name, run.seed, {**asdict(run), **watch}))
     options = {"n": params["n"], "length": params["length"], "batch_size": params["batch_size"]}
     for name in endpoint_models(params["endpoints"])[0]:
         for window_seed, init_seed in [(params["seed"], 0), *collapse_study.endpoint_samples()]:

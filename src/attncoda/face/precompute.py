@@ -60,9 +60,11 @@ def run_lookup(lookup: Lookup, threads: int | None = None) -> dict[str, bytes]:
         files = [cache_path(lookup.model, lookup.seed, options.get("init_seed"), spec)]
     elif lookup.kind == "suite_run":
         from ..engine import training
+        from ..studies.collapse_suite import Options, monitored_training
 
+        watch = {k: options.pop(f"monitor_{k}") for k in ("n", "length", "seed")}
         run = training.SuiteRun(**options)
-        training.train(run)
+        monitored_training(run, Options(**watch))
         files = sorted(p for p in run.folder().rglob("*") if p.is_file())
         if run.task == "text":
             files.append(training.tokenizer_folder(run.vocab, run.corpus))

@@ -1,8 +1,8 @@
 """What the collapse chapter measures, as typed results: its checkpoint series (trained here, or given), their shares,
 and the endpoint shares of trained models.
 
-* :func:`trained_series` trains one :class:`~attncoda.engine.training.SuiteRun` (or reads its cached checkpoints) and
-  walks them: text runs on held-out text windows, Bigram-Backcopy runs on held-out task sequences (with the share
+* :func:`trained_series` trains one :class:`~attncoda.engine.training.SuiteRun` (or reads its cached checkpoints),
+  with an :class:`~attncoda.engine.monitor.AttentionMonitor` watching it (:func:`monitored_training`), and walks them: text runs on held-out text windows, Bigram-Backcopy runs on held-out task sequences (with the share
   on trigger rows and on the other rows apart, and each checkpoint's sink mass per kind of row and per head).
 * :func:`suite` is the chapter's default: the ladder of :data:`attncoda.studies.sink_search.LADDER` (Guo et al.'s task
   at three sizes) and its control (:func:`attncoda.studies.sink_search.control`), each with every seed; optionally
@@ -40,6 +40,7 @@ class Series(JsonRecord):
     shares: dict
     training: dict | None = None
     rows: dict | None = None
+    monitor: list | None = None  # a trained run's monitor log (attncoda.engine.monitor): Figure 5b's analogue is drawn from it
 
     @property
     def shown(self) -> tuple[str, float]:
@@ -88,13 +89,43 @@ def training_facts(run) -> dict:
     return {**asdict(run), "parameters": training.parameter_count(run), "training_seconds": training.training_seconds(run), "cache_key": run.key()}
 
 
+def monitor_probe(run, options: Options = Options()) -> np.ndarray:
+    """The ids a run's monitor observes: the windows its walk measures at seed ``options.seed`` (held-out task
+    sequences, or held-out text windows of the run's tokenizer)."""
+    from ..engine import training
+    from ..engine.corpus import text_windows
+    from .sink_search import task_probe
+
+    if run.task in training.TASKS:
+        return task_probe(run, options.n, options.seed)
+    return text_windows(training.run_tokenizer(run), options.n, options.length, options.seed, "wikipedia", "heldout")[0]
+
+
+def monitored_training(run, options: Options = Options(), retrain: bool = False) -> tuple[list[Path], list[dict]]:
+    """Train (or reuse) ``run`` with an :class:`~attncoda.engine.monitor.AttentionMonitor` observing step 0 and every
+    checkpoint on :func:`monitor_probe`; return the checkpoint folders and the monitor's log. Its records say where
+    they come from (``origin``): ``training``, or ``saved checkpoints`` when the run was trained before it was watched
+    and its checkpoints are replayed (the same weights)."""
+    from ..engine import training
+    from ..engine.monitor import AttentionMonitor, read_log
+
+    probe = monitor_probe(run, options)
+    log = run.folder() / "monitor" / f"n{options.n}-length{probe.shape[1]}-seed{options.seed}.jsonl"
+    folders = training.train(run, retrain=retrain, monitor=AttentionMonitor(log, probe, every=1, tags={"origin": "training"}))
+    observations = read_log(log) if log.is_file() and log.stat().st_size else []
+    if [r["step"] for r in observations] != run.schedule():
+        training.observe_checkpoints(run, AttentionMonitor(log, probe, every=1, tags={"origin": "saved checkpoints"}))
+        observations = read_log(log)
+    return folders, observations
+
+
 def trained_series(run, group: str, kind: str, options: Options = Options(), retrain: bool = False) -> Series:
-    """Train (or reuse) ``run`` and walk its checkpoints."""
+    """Train (or reuse) ``run``, watched by its monitor (:func:`monitored_training`), and walk its checkpoints."""
     from ..engine import training
     from ..engine.checkpoints import Checkpoint
     from .sink_search import task_patterns, task_point, task_row_shares, task_signatures
 
-    folders = training.train(run, retrain=retrain)
+    folders, observations = monitored_training(run, options, retrain)
     chain = [Checkpoint(s, str(f)) for s, f in zip(run.schedule(), folders)]
     task = run.task in training.TASKS
     extras = {}  # a task checkpoint's row and head readings, from the forward pass its signatures take (seed options.seed)
@@ -111,7 +142,7 @@ def trained_series(run, group: str, kind: str, options: Options = Options(), ret
     if task:
         points = [{**p, **extras[str(folder)]} for p, folder in zip(points, folders)]
     rows = task_row_shares(run, folders[0], folders[-1]) if task else None
-    return Series(run.name, group, kind, points, shares, training_facts(run), rows)
+    return Series(run.name, group, kind, points, shares, training_facts(run), rows, observations)
 
 
 def size_label(run) -> str:
@@ -124,7 +155,10 @@ def size_label(run) -> str:
 def suite_runs(seeds, steps: int | None = None, text_steps: int = 0, length: int = WINDOW_LENGTH) -> list[tuple]:
     """``(run, group, kind)`` of every run of the chapter's suite, each with every one of ``seeds``: the ladder (Guo et
     al.'s task at each size; ``steps`` each, or the recipe's own count), its control, and, when ``text_steps`` is set,
-    the natural-text suite (``text_steps`` each, windows of ``length``)."""
+    the natural-text suite (``text_steps`` each, windows of ``length``). Each trains on
+    :func:`attncoda.engine.training.training_device` (the CPU unless ``--device-map`` names a device)."""
+    from dataclasses import replace
+
     from ..engine import training
     from . import sink_search
 
@@ -133,7 +167,8 @@ def suite_runs(seeds, steps: int | None = None, text_steps: int = 0, length: int
     if text_steps:
         out += [(run, f"text, size {run.size} ({training.parameter_count(run) / 1e6:.2f} M parameters)", "text suite")
                 for run in training.suite(text_steps, seeds, length)]
-    return out
+    device = training.training_device()
+    return [(replace(run, device=device), group, kind) for run, group, kind in out]
 
 
 def suite(seeds, options: Options = Options(), steps: int | None = None, text_steps: int = 0, retrain: bool = False) -> list[Series]:

@@ -117,6 +117,14 @@ TRIALS = (
 # --------------------------------------------------------------------------- measurement
 
 
+def task_probe(run: SuiteRun, n: int = N_WINDOWS, seed: int = 0) -> np.ndarray:
+    """``n`` held-out sequences of a task run's task, ``(n, length)`` ids, drawn by window seed ``seed`` from a stream no
+    training batch uses."""
+    from ..engine.training import run_task
+
+    return run_task(run).sequences(n, run.length, np.random.default_rng([HELDOUT_STREAM, seed]))
+
+
 def task_patterns(folder: Path, run: SuiteRun, n: int = N_WINDOWS, seed: int = 0):
     """``(ids, attentions)`` of a task run's checkpoint on ``n`` held-out task sequences; attentions is a list of
     ``(n, head, query, key)`` float32 arrays, one per layer."""
@@ -125,7 +133,7 @@ def task_patterns(folder: Path, run: SuiteRun, n: int = N_WINDOWS, seed: int = 0
 
     from ..engine.training import run_task
 
-    ids = run_task(run).sequences(n, run.length, np.random.default_rng([HELDOUT_STREAM, seed]))
+    ids = task_probe(run, n, seed)
     model = AutoModelForCausalLM.from_pretrained(folder, attn_implementation="eager")
     model.eval()
     with torch.no_grad():
