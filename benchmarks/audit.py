@@ -1,13 +1,23 @@
-"""attncoda audit: time from scratch (signatures not cached) and from cached signatures (needs `make models`).
+"""attncoda audit from scratch, against the cold signatures it needs, in one run (needs `make models`).
 
-The cold run uses a fresh cache folder that shares only the dequantized model weights with the real one,
-so it computes every seed's signatures; the warm run repeats the same command. Each run is its own
-process (`attncoda audit ...`), timed from outside; the ratio is taken within this run.
+Each repeat times, in fresh cache folders that share only the model weights with the real cache:
 
-Usage: python benchmarks/audit.py [--models smollm2-135m ...]
+* ``signatures``: `attncoda signatures --model M --seed s` for seeds 0, 1, 2, three processes (what the audit's
+  signatures cost alone, computed from scratch);
+* ``audit``: `attncoda audit --model M --format json`, one process, from scratch;
+* ``audit, cached``: the same command again, its signatures and maps now cached;
+* ``baseline audit`` (with ``--baseline-src DIR``): the audit from scratch as the source tree DIR computes it (an
+  older checkout's ``src``), so a change's gain is a ratio measured in the same run.
+
+The order of the cold measurements alternates between repeats, so machine drift falls on all of them. Each ratio to
+``signatures`` is a geometric mean over repeats with a 95 % t interval of its log (benchmarks/ratios.py); the issue's
+target is audit / signatures at most 1.15. Writes ``benchmarks/results/audit.json``.
+
+Usage: python benchmarks/audit.py [--models minilm-l6 ...] [--repeats 3] [--baseline-src /path/to/old/src]
 """
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -15,32 +25,74 @@ import tempfile
 import time
 from pathlib import Path
 
+from ratios import log_interval  # benchmarks/ratios.py, beside this script
+
 from attncoda.base.paths import cache_dir
 
-
-def timed(model: str, env: dict) -> float:
-    t0 = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "attncoda.face.cli", "audit", "--model", model, "--format", "json"], env=env, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(done.stderr)
-    return time.perf_counter() - t0
+HERE = Path(__file__).parent
+SEEDS = (0, 1, 2)
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--models", nargs="*", default=["smollm2-135m"])
-    args = parser.parse_args()
+def fresh_cache(tmp: Path) -> dict:
+    """An environment whose cache shares only the model weights (and their checksums) with the real one."""
     real = cache_dir()
+    tmp.mkdir(parents=True)
+    for shared in ("models", "checksums.json"):
+        if (real / shared).exists():
+            os.symlink(real / shared, tmp / shared)
+    return {**os.environ, "ATTNCODA_CACHE": str(tmp)}
+
+
+def timed(commands, env: dict) -> float:
+    """Seconds to run ``commands`` one after another, each its own process."""
+    started = time.perf_counter()
+    for command in commands:
+        done = subprocess.run([sys.executable, "-m", "attncoda.face.cli", *command], env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SystemExit(f"{' '.join(command)}: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}")
+    return time.perf_counter() - started
+
+
+def one_repeat(model: str, repeat: int, baseline_src: str | None) -> dict:
+    audit = ["audit", "--model", model, "--format", "json"]
+    arms = [("signatures", [["signatures", "--model", model, "--seed", str(s)] for s in SEEDS]), ("audit", [audit])]
+    if baseline_src:
+        arms.append(("baseline audit", [audit]))
+    if repeat % 2:
+        arms.reverse()
+    seconds = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for k, (name, commands) in enumerate(arms):
+            env = fresh_cache(Path(tmp) / str(k))
+            if name == "baseline audit":
+                env["PYTHONPATH"] = baseline_src  # ahead of the editable install's src
+            seconds[name] = timed(commands, env)
+            if name == "audit":
+                seconds["audit, cached"] = timed([audit], env)
+    return seconds
+
+
+def main() -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="*", default=["minilm-l6"])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--baseline-src", help="also time the audit from this source tree (e.g. an older checkout's src)")
+    args = parser.parse_args()
+    out = {"repeats": args.repeats, "seeds": list(SEEDS), "baseline_src": args.baseline_src, "models": {}}
     for model in args.models:
-        with tempfile.TemporaryDirectory() as tmp:
-            fresh = Path(tmp)
-            for shared in ("models", "checksums.json"):
-                if (real / shared).exists():
-                    os.symlink(real / shared, fresh / shared)
-            env = {**os.environ, "ATTNCODA_CACHE": str(fresh)}
-            cold = timed(model, env)
-            warm = timed(model, env)
-        print(f"{model:<20} from scratch {cold:6.1f} s   cached signatures {warm:5.1f} s   ratio {cold / warm:.1f}x  (3 seeds x 64 windows x 128 tokens, 50,000 triples per seed)")
+        runs = []
+        for repeat in range(args.repeats):
+            runs.append(one_repeat(model, repeat, args.baseline_src))
+            print(f"{model} repeat {repeat}: " + ", ".join(f"{k} {v:.1f} s" for k, v in runs[-1].items()), flush=True)
+        ratios = {}
+        for name in runs[0]:
+            if name != "signatures":
+                ratio, low, high = log_interval([r[name] / r["signatures"] for r in runs])
+                ratios[name] = {"ratio": ratio, "interval": [low, high]}
+                print(f"{model}: {name} / cold signatures of {len(SEEDS)} seeds = {ratio:.2f} [{low:.2f}, {high:.2f}]")
+        out["models"][model] = {"runs": runs, "ratios_to_signatures": ratios}
+    (HERE / "results" / "audit.json").write_text(json.dumps(out, indent=1) + "\n")
+    return out
 
 
 if __name__ == "__main__":

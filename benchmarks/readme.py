@@ -29,7 +29,9 @@ SCRIPTS = [
     ("perplexity_path.py", "the pruning sweep's evaluation before and after its cost savers"),
     ("prune_windows.py", "how many held-out windows the pruning readings need (from a record's first k windows)"),
     ("pair_kernels.py", "the head-pair kernels against the previous protocol's; `--grouped`: eight JS sums side by side"),
-    ("audit.py", "a cold and a warm `attncoda audit`"),
+    ("audit.py", "a cold `attncoda audit` against the cold signatures it needs (and an older source tree's audit, in the same run)"),
+    ("monitor_cost.py", "training steps with the attention monitor against the same steps without it"),
+    ("gpu_check.sh", "the GPU tests and benchmarks, where a GPU is lent (results in `results/gpu/`)"),
     ("parallel_jobs.py", "the chapters' plans in 2 processes against one"),
     ("training_precision.py", "the collapse suite's training in float32 against bf16 autocast"),
 ]
@@ -90,6 +92,32 @@ LONGEST = ("The Wikipedia sample holds 64 windows (the default `--n`) of at most
 """Measured by ``tests/book/test_readme.py``'s slow test (each length works, one token more is refused), not by a script."""
 
 
+def audit_paragraph() -> str:
+    """The audit's cost against the signatures it needs, from ``results/audit.json``."""
+    data = json.loads((HERE / "results" / "audit.json").read_text())
+    lines = [f"`audit.py` times each arm in a fresh cache, {data['repeats']} repeats, ratios to the cold signatures of seeds "
+             f"{', '.join(map(str, data['seeds']))} (one process per seed), with 95 % intervals:", ""]
+    names = {"audit": "a cold audit", "audit, cached": "the same audit again, cached", "baseline audit": "the audit before it read each window once"}
+    for model, result in data["models"].items():
+        for name, r in result["ratios_to_signatures"].items():
+            low, high = r["interval"]
+            lines.append(f"- {model}, {names.get(name, name)}: {r['ratio']:.2f}× [{low:.2f}, {high:.2f}]")
+    return "\n".join(lines)
+
+
+def long_paragraph() -> str:
+    """The capture at long windows, from ``results/capture_long.json``."""
+    results = json.loads((HERE / "results" / "capture_long.json").read_text())
+    rows = [r for r in capture_overhead.ratio_summary(results) if r["method"] == "ours"]
+    plain = {r["length"]: r for r in results if r.get("method") == "sdpa" and r.get("repeat", 0) == 0}
+    lines = ["`capture_overhead.py --lengths 4096 8192` on smollm2-135m, one window per batch (`results/capture_long.md`):", ""]
+    for r in rows:
+        n = r["length"]
+        lines.append(f"- L = {n:,}: ours cost {r['ratio']:.2f}× the sdpa forward's time; its peak memory above the warmed-up model is "
+                     f"{r['memory_ratio']:.2f}× sdpa's ({plain[n]['peak_extra_mb']:,.0f} MB for sdpa)")
+    return "\n".join(lines)
+
+
 def page() -> str:
     from attncoda.face.costs import costs_sentence
 
@@ -119,6 +147,14 @@ def page() -> str:
         "## The longest window each default model can audit",
         "",
         LONGEST,
+        "",
+        "## Long windows",
+        "",
+        long_paragraph(),
+        "",
+        "## The audit's cost",
+        "",
+        audit_paragraph(),
         "",
     ])
 

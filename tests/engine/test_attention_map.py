@@ -1,6 +1,7 @@
 """Where attention goes, over every row: a planted sink at a fixed key, and one on a delimiter token at varying positions."""
 
 import numpy as np
+import pytest
 
 from attncoda.engine.attention_map import MIN_OCCURRENCES, RECENT, AttentionMapAccumulator
 
@@ -66,3 +67,93 @@ def test_recent_keys_are_set_apart_and_a_chosen_sink_gets_its_own_statistics():
     assert RECENT >= 1 and out["recent_mass"] > 0.5
     assert out["chosen_sink"]["keys"] == [0, 1] and len(out["chosen_sink"]["layers"]["entropy"]) == 2
     assert out["chosen_sink"]["layers"]["entropy"][0] == 0.0  # one-hot rows have no entropy
+
+
+# --------------------------------------------------------------------------- the torch reductions against their definition
+
+
+def _reference(p, ids, sink, causal):
+    """The definitions, on whole float64 maps with explicit L × L masks: far-key mass per position and per token,
+    recent mass, and the chosen sink's entropy split (rows t ≥ 1 when causal)."""
+    from attncoda.math.coda import entropy_split
+
+    batch, heads, length, _ = p.shape
+    t, j = np.arange(length)[:, None], np.arange(length)[None, :]
+    visible = j <= t if causal else np.ones((length, length), bool)
+    far, recent = visible & (np.abs(t - j) >= RECENT), visible & (np.abs(t - j) < RECENT)
+    with np.errstate(invalid="ignore"):  # a key no row sees from afar has no mean
+        position = (p * far).sum(axis=(0, 1, 2)) / (batch * heads * far.sum(axis=0))
+    by_key = (p * far).sum(axis=(1, 2))
+    tokens = {v: by_key[ids == v].sum() / (heads * np.broadcast_to(far.sum(axis=0), ids.shape)[ids == v].sum()) for v in np.unique(ids)}
+    rows = p[:, :, 1 if causal else 0 :, :]
+    split = entropy_split(rows / rows.sum(axis=-1, keepdims=True), sink)
+    return position, tokens, (p * recent).sum() / (batch * heads * length), split
+
+
+def _scores(rng, batch, heads, length, causal):
+    z = rng.normal(scale=3.0, size=(batch, heads, length, length)).astype(np.float32)
+    z[..., 0] += 4.0  # a sink at key 0
+    return np.where(np.tril(np.ones((length, length), bool)) | (not causal), z, -np.inf).astype(np.float32)
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_whole_maps_and_score_blocks_give_the_definitions(causal):
+    """The accumulator fed whole maps, or the scores in blocks of heads and of query rows (a causal block stops at the
+    keys its rows see, as the score capture hands them), gives the masked definitions' numbers."""
+    import torch
+
+    rng = np.random.default_rng(3)
+    batch, heads, length, sink = 3, 4, 20, (0, 2)
+    z = _scores(rng, batch, heads, length, causal)
+    p = torch.softmax(torch.as_tensor(z), dim=-1, dtype=torch.float32).double().numpy()
+    ids = rng.integers(5, 9, size=(batch, length))
+    position, tokens, recent, split = _reference(p, ids, sink, causal)
+
+    whole = AttentionMapAccumulator(1, length, causal, sink)
+    whole.ids = ids
+    whole.update(0, p)
+    blocks = AttentionMapAccumulator(1, length, causal, sink)
+    blocks.ids = ids
+    for h in (slice(0, 1), slice(1, 4)):
+        for q in (slice(0, 7), slice(7, 13), slice(13, 20)):
+            keys = q.stop if causal else length
+            blocks.update_scores(0, h, q, torch.as_tensor(z[:, h, q, :keys]))
+    for acc in (whole, blocks):
+        out = acc.finish()
+        with np.errstate(invalid="ignore"):
+            assert np.allclose(acc.position_mass / acc.position_rows, position, rtol=1e-6, equal_nan=True)
+        assert all(acc.token_mass[v] / acc.token_rows[v] == pytest.approx(tokens[v], rel=1e-6) for v in tokens)
+        assert out["recent_mass"] == pytest.approx(recent, rel=1e-6)
+        chosen = out["chosen_sink"]
+        assert chosen["layers"]["entropy"][0] == pytest.approx(split.entropy.mean(), rel=1e-6)
+        assert chosen["layers"]["content_entropy"][0] == pytest.approx(np.nanmean(split.content_entropy), rel=1e-6)
+        assert chosen["row_sink_mass"] == pytest.approx(split.sink_mass.mean(), rel=1e-6)
+    assert whole.token_count == blocks.token_count == {v: int((ids == v).sum()) for v in np.unique(ids).tolist()}
+
+
+def test_the_audit_s_maps_ride_on_the_signatures_pass(tmp_path, monkeypatch):
+    """One forward pass per window: with the companion, the maps are cached by the signatures' pass, and
+    :func:`attention_maps` then runs no pass at all; they equal the maps of a pass of their own."""
+    from tiny_models import save_tiny
+
+    from attncoda.engine import attention_map
+    from attncoda.engine.models import load_model
+
+    monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "cache"))
+    folder = str(save_tiny("llama", tmp_path / "llama"))
+    loaded = load_model(folder)
+    passes = []
+    real_forward = type(loaded).forward
+    monkeypatch.setattr(type(loaded), "forward", lambda self, *a, **k: passes.append(1) or real_forward(self, *a, **k))
+    monkeypatch.setattr("attncoda.engine.models.load_model", lambda *a, **k: loaded)
+    for sink in (None, "0,1"):
+        passes.clear()
+        sigs, maps = attention_map.signatures_and_maps(folder, [0, 1], 4, 16, lambda meta: (0,) if sink is None else (0, 1), batch_size=2)
+        assert len(passes) == 4, "two seeds of two batches each: one pass over every window"
+        monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / f"alone-{sink}"))
+        alone = attention_map.attention_maps(folder, [0, 1], 4, 16, (0,) if sink is None else (0, 1), batch_size=2)
+        monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "cache"))
+        for a, b in zip(maps, alone):
+            assert [k["key"] for k in a["positions"]] == [k["key"] for k in b["positions"]]
+            assert a["recent_mass"] == pytest.approx(b["recent_mass"], rel=1e-9)
+            assert (a["chosen_sink"] is None) == (sink is None) == (b["chosen_sink"] is None)

@@ -97,6 +97,8 @@ class AttentionMonitor:
     tags : dict, optional
         Fields written into every record as they are (a run's name, where the observations come from).
 
+    Notes
+    -----
     A new monitor appends to ``log`` and measures its shares from its own first observation; :meth:`restart` empties
     the log first, :meth:`resume` keeps a resumed run's earlier observations and measures from the log's first.
     """

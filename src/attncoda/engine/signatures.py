@@ -443,8 +443,12 @@ def compute(loaded, n: int = N_WINDOWS, length: int = WINDOW_LENGTH, seed: int =
     return compute_spec(loaded, SignatureSpec(n, length, corpus, split, batch_size, tuple(eps_values)), seed, progress, images)
 
 
-def compute_spec(loaded, spec: SignatureSpec, seed: int = 0, progress: bool = False, images=None) -> Signatures:
-    """:func:`compute` for one :class:`SignatureSpec`."""
+def compute_spec(loaded, spec: SignatureSpec, seed: int = 0, progress: bool = False, images=None, companion=None) -> Signatures:
+    """:func:`compute` for one :class:`SignatureSpec`.
+
+    ``companion`` shares the forward pass: ``companion.start(loaded, meta)`` returns a second accumulator (with
+    ``update``, ``update_scores`` and an ``ids`` attribute set to each text batch) fed the same attention as the
+    signatures, and ``companion.finish(loaded, meta, accumulator)`` is called after the last batch."""
     import torch
 
     from .corpus import ATTRIBUTION, sample_images, text_windows
@@ -475,15 +479,27 @@ def compute_spec(loaded, spec: SignatureSpec, seed: int = 0, progress: bool = Fa
     sink_sets = sink_sets_for(default, length, prefix, suffix)
     acc = SignatureAccumulator(info.layers, info.heads, length, info.causal, tuple(sink_sets[default]), spec.eps_values)
     backbone = loaded.backbone
+    from .score_capture import score_path_reason
+
+    score_path = score_path_reason(backbone) is None
+    meta = SignatureMeta(
+        **spec.key(info.name, info.weights_sha256, default, seed, n=batches_in.shape[0], length=length, corpus=corpus_name),
+        model_info=info.as_dict(), corpus_attribution=ATTRIBUTION.get(corpus_name, "images given by the caller"), sink_sets=sink_sets,
+        layout=WindowLayout(prefix, suffix, bool(prefix) and info.causal), causal=info.causal,
+        capture="scores beside sdpa" if score_path else "eager",
+    )
+    extra = companion.start(loaded, meta) if companion is not None else None
     chunks = range(0, batches_in.shape[0], batch_size)
     if progress:
         from tqdm.auto import tqdm
 
         chunks = tqdm(chunks, desc=f"signatures {info.name}", unit="batch")
     steps = Steps(f"{info.name} seed {seed}: signatures, batches of {batch_size} windows", len(range(0, batches_in.shape[0], batch_size)))
-    capture, score_path = capture_into(backbone, acc)
+    capture, _ = capture_into(backbone, acc, extra)
     with torch.inference_mode(), capture:
         for done, start in enumerate(chunks, 1):
+            if extra is not None and not info.vision:
+                extra.ids = batches_in[start : start + batch_size].numpy()
             try:
                 loaded.forward(batches_in[start : start + batch_size])
             except NonFiniteAttention as bad:
@@ -494,25 +510,29 @@ def compute_spec(loaded, spec: SignatureSpec, seed: int = 0, progress: bool = Fa
                                  f"NaN or infinite values, or overflow in {load_options()[0]}); nothing is computed from it: "
                                  "check the weights, or load it in float32") from None
             steps.step(done)
-    meta = SignatureMeta(
-        **spec.key(info.name, info.weights_sha256, default, seed, n=batches_in.shape[0], length=length, corpus=corpus_name),
-        model_info=info.as_dict(), corpus_attribution=ATTRIBUTION.get(corpus_name, "images given by the caller"), sink_sets=sink_sets,
-        layout=WindowLayout(prefix, suffix, bool(prefix) and info.causal), causal=info.causal,
-        capture="scores beside sdpa" if score_path else "eager",
-    )
     sig = acc.finish(meta)
+    if extra is not None:
+        companion.finish(loaded, meta, extra)
     sig.timings = {"compute_s": time.perf_counter() - started}
     return sig
 
 
-def capture_into(backbone, acc: SignatureAccumulator):
-    """The capture that feeds ``acc`` during a forward pass of ``backbone``, and whether it is the score path: scores
-    beside sdpa where the model's attention allows it, its eager weights otherwise."""
+def capture_into(backbone, acc, extra=None):
+    """The capture that feeds ``acc`` (and ``extra``, when given, first: it must leave the tensors as it found them)
+    during a forward pass of ``backbone``, and whether it is the score path: scores beside sdpa where the model's
+    attention allows it, its eager weights otherwise."""
     from .capture import capture_attention
     from .score_capture import capture_scores, score_path_reason
 
     score_path = score_path_reason(backbone) is None
-    return (capture_scores(backbone, acc.update_scores) if score_path else capture_attention(backbone, acc.update)), score_path
+    name = "update_scores" if score_path else "update"
+    feeds = [getattr(a, name) for a in (extra, acc) if a is not None]
+
+    def feed(*args) -> None:
+        for f in feeds:
+            f(*args)
+
+    return (capture_scores(backbone, feed) if score_path else capture_attention(backbone, feed)), score_path
 
 
 def _vision_length(loaded, one) -> int:
@@ -524,10 +544,11 @@ def _vision_length(loaded, one) -> int:
 
 def signature_sets(model: str, seeds=(0,), n: int = N_WINDOWS, length: int = WINDOW_LENGTH, corpus: str = "wikipedia", split: str = "sample",
                    batch_size: int = BATCH_SIZE, eps_values=EPS_SWEEP, progress: bool = False, loaded=None, refresh: bool = False,
-                   spec: SignatureSpec | None = None) -> list[Signatures]:
+                   spec: SignatureSpec | None = None, companion=None) -> list[Signatures]:
     """One model's signatures for each seed, from the cache or computed (:func:`attncoda.engine.cache.cache_or_compute`:
     the model is loaded once, only when some seed is missing; a Hub id is always loaded, since its weights'
-    identity is known only after the download). ``spec``, when given, replaces the options it holds."""
+    identity is known only after the download). ``spec``, when given, replaces the options it holds; ``companion``
+    shares each computed seed's forward pass (:func:`compute_spec`)."""
     from .cache import cache_or_compute
 
     spec = spec or SignatureSpec(n, length, corpus, split, batch_size, tuple(eps_values))
@@ -536,7 +557,7 @@ def signature_sets(model: str, seeds=(0,), n: int = N_WINDOWS, length: int = WIN
         return cache_path(spec.key(model, sha, sink, seed))
 
     def make(loaded_model, seed):
-        return compute_spec(loaded_model, spec, seed, progress)
+        return compute_spec(loaded_model, spec, seed, progress, companion=companion)
 
     return cache_or_compute(model, tuple(seeds), path_for, load, save, make, loaded, refresh)
 

@@ -166,6 +166,8 @@ def build_parser() -> argparse.ArgumentParser:
     aud.add_argument("--n", type=positive, help=f"windows per seed (default {N_WINDOWS}; with --model)")
     aud.add_argument("--length", type=positive, help=f"tokens per window, L (default {WINDOW_LENGTH}; with --model)")
     aud.add_argument("--triples", type=positive, default=N_TRIPLES, help="head triples per seed")
+    aud.add_argument("--full", action="store_true", help="read the whole sample at 95 %%, without first looking at a quarter of its windows "
+                     "(the default sample is read in two looks and stops at the first that decides)")
     aud.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     aud.add_argument("--fail-above", type=float, metavar="RATE",
                      help="exit with status 1 when the reversal rate's 95 %% interval lies above RATE (a fraction, e.g. 0.05): for CI")
@@ -216,12 +218,12 @@ def _audit(args) -> None:
     import os
     from dataclasses import replace
 
-    from ..engine.signatures import signature_sets
     from ..math.metrics import get_metric
     from ..studies import predictor
-    from ..engine.attention_map import attention_maps
+    from ..engine.attention_map import signatures_and_maps
     from ..engine.models import reusing_loads
     from ..base.progress import ENV as progress_env
+    from ..studies import audit_stages
     from ..studies.audit import MAX_TRIPLES, MIN_TRIPLES, audit, check_sink, fail_above_rule, parse_sink, render
 
     get_metric(args.metric)  # an unknown metric, sink set or seed list fails before any model loads
@@ -244,14 +246,9 @@ def _audit(args) -> None:
     os.environ.setdefault(progress_env, "-")  # long steps (signatures, where attention goes) report on stderr in every format
     if args.fail_above is not None and not 0 <= args.fail_above < 1:
         raise ValueError(f"--fail-above {args.fail_above} must be a rate between 0 and 1 (e.g. 0.05 for 5 %)")
-    if args.patterns:
-        from ..studies.saved_patterns import patterns_audit_inputs
-
-        sigs, maps = patterns_audit_inputs(args.patterns, args.sink)
-    else:
-        with reusing_loads():  # the signatures and the attention maps read one loaded model
-            sigs = signature_sets(args.model, tuple(args.seeds), n=args.n, length=args.length)
-            maps = attention_maps(args.model, args.seeds, args.n, args.length, parse_sink(args.sink, sigs[0])[1])
+    looks = [args.n] if args.patterns else audit_stages.plan(args.n, args.length, args.seeds, args.full)
+    if len(looks) > 1:
+        audit_stages.stage_margin(looks[0])  # a missing margin fails before any model loads
     note = None
     try:
         curves, spec = predictor.load_all(version=2)
@@ -259,7 +256,19 @@ def _audit(args) -> None:
         curves = spec = None
         note = f"the frozen predictor could not be read: {err}"
         print(f"attncoda: note: {visible(note)}", file=sys.stderr, flush=True)
-    report = replace(audit(sigs, args.metric, args.sink, args.triples, curves, spec, maps), prediction_note=note)
+    options = {"metric": args.metric, "sink": args.sink, "n_triples": args.triples, "curves": curves, "spec": spec}
+    if args.patterns:
+        from ..studies.saved_patterns import patterns_audit_inputs
+
+        sigs, maps = patterns_audit_inputs(args.patterns, args.sink)
+        report = audit(sigs, maps=maps, **options)
+    else:
+        def inputs(windows):  # the signatures and the attention maps of every seed, in one pass over each window
+            return signatures_and_maps(args.model, args.seeds, windows, args.length, lambda meta: parse_sink(args.sink, meta)[1])
+
+        with reusing_loads():  # every look reads one loaded model
+            report = audit_stages.staged(inputs, looks, options)
+    report = replace(report, prediction_note=note)
     if args.patterns:
         from ..studies.saved_patterns import as_patterns_report
 

@@ -21,17 +21,17 @@ from ..math.verdicts import convention_verdicts, reversal_from_verdicts, sample_
 from .profiles import collapse_disagreement, layer_profile
 from .reversal import eps_sweep, signature_sink_mass, verdict_table
 
-def t_95(df: int) -> float:
-    """The two-sided 95 % quantile of Student's t with ``df`` degrees of freedom (scipy's).
+def t_95(df: int, level: float = 0.95) -> float:
+    """The two-sided ``level`` quantile of Student's t with ``df`` degrees of freedom (scipy's; 95 % unless given).
 
     Examples
     --------
-    >>> round(t_95(2), 3), round(t_95(30), 3)
-    (4.303, 2.042)
+    >>> round(t_95(2), 3), round(t_95(30), 3), round(t_95(2, 0.975), 3)
+    (4.303, 2.042, 6.205)
     """
     from scipy.stats import t
 
-    return float(t.ppf(0.975, df))
+    return float(t.ppf((1 + level) / 2, df))
 
 
 NAMED_SINKS = ("first", "bos", "first4", "cls", "cls_sep")
@@ -86,27 +86,28 @@ def sink_keys(text: str, length: int) -> tuple[int, ...]:
 
 
 def parse_sink(text: str | None, sig) -> tuple[str, tuple[int, ...]]:
-    """A sink set named on the command line: ``first``, ``bos``, ``cls_sep``, ``first4``, ``cls`` or key indices ``0,1,2,3``.
+    """A sink set named on the command line: ``first``, ``bos``, ``cls_sep``, ``first4``, ``cls`` or key indices ``0,1,2,3``,
+    resolved against a model's signatures (or their meta alone, before the forward pass).
 
     ``None`` is the model's default. ``bos`` is key 0, and only when the tokenizer prepended a BOS token.
     """
+    meta = getattr(sig, "meta", sig)
     if text is None:
-        return sig.meta.default_sink, sig.sink()
+        return meta.default_sink, tuple(meta.sink_sets[meta.default_sink])
     if text == "bos":
-        if not sig.meta.layout.bos_prepended:
+        if not meta.layout.bos_prepended:
             raise ValueError("this model's tokenizer prepends no BOS token, so there is no BOS sink; use --sink first (key 0 is an ordinary token)")
         return "bos", (0,)
-    if text == "cls" and sig.meta.causal:
+    if text == "cls" and meta.causal:
         raise ValueError("a causal model's windows open with no [CLS] token, so there is no [CLS] sink; use --sink first "
                          "(key 0, whatever token it holds)")
-    if text in sig.meta.sink_sets:
-        return text, sig.sink(text)
+    if text in meta.sink_sets:
+        return text, tuple(meta.sink_sets[text])
     from ..engine.signatures import sink_positions
 
-    length = sig.shape[-1]
     if text in ("first", "first4", "cls", "cls_sep"):
-        return text, sink_positions(text, length, sig.meta.layout.prefix_tokens, sig.meta.layout.suffix_tokens)
-    return "keys " + text, sink_keys(text, length)
+        return text, sink_positions(text, meta.length, meta.layout.prefix_tokens, meta.layout.suffix_tokens)
+    return "keys " + text, sink_keys(text, meta.length)
 
 
 def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
@@ -135,13 +136,15 @@ def sink_location(sig, top: int = 5) -> list[dict]:
 
 @dataclass(frozen=True)
 class ReversalReading:
-    """The audited metric's keep-vs-drop reversal rate: mean over seeds, its 95 % interval and how it was made."""
+    """The audited metric's keep-vs-drop reversal rate: mean over seeds, its interval (95 % unless a staged audit split
+    its level) and how it was made."""
 
     rate: float
     interval: tuple
     interval_kind: str
     per_seed: list
     compared: int
+    level: float = 0.95
 
 
 @dataclass(frozen=True)
@@ -183,6 +186,8 @@ class AuditReport:
     advice: str = ""  # which of ADVICE the recommendation follows
     threshold: float = SMALL_RATE  # the rate the interval is held against
     ci: dict | None = None  # with --fail-above: the rate, whether it failed, and the rule that fired
+    stages: list | None = None  # a staged audit's looks: windows, level, margin, interval and advice of each
+    stopped: str | None = None  # why a staged audit stopped where it did
     top_tokens: list | None = None  # [{"id", "token", "mean_attention", "occurrences"}], from every row
     recent_mass: float | None = None  # mean weight a row puts on its most recent keys
     where_from: str = "the signatures' last rows (by key position only)"
@@ -201,7 +206,8 @@ class AuditReport:
         return cls(**fields)
 
 
-def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_TRIPLES, curves=None, spec=None, maps=None) -> AuditReport:
+def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_TRIPLES, curves=None, spec=None, maps=None,
+          level: float = 0.95, margin: float = 0.0) -> AuditReport:
     """The audit of one model from its signatures (one per seed): how often ``metric``'s closer-head verdicts flip
     between keeping and dropping the sink, with an interval, the frozen predictor's expectation and a recommendation.
 
@@ -223,6 +229,11 @@ def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_
         Where attention goes on each seed's windows, for the chosen sink keys
         (:func:`attncoda.engine.attention_map.attention_maps`): key positions and tokens over every row, the recent keys,
         and the chosen sink's row statistics. Without them the top keys come from the signatures' last rows.
+    level : float
+        The interval's confidence (0.95; a staged audit splits its level over its looks).
+    margin : float
+        How far the interval must clear the threshold before the advice takes a side (a staged audit's early look
+        adds the bias bound of its smaller sample, :mod:`attncoda.studies.audit_stages`).
 
     Returns
     -------
@@ -255,11 +266,15 @@ def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_
     rates = [s["reversal"]["rate"] for s in per_seed]
     mean = float(np.mean(rates))
     if len(rates) > 1:
-        half = t_95(len(rates) - 1) * float(np.std(rates, ddof=1)) / math.sqrt(len(rates))
-        interval, interval_kind = (max(0.0, mean - half), min(1.0, mean + half)), f"95 % t-interval over {len(rates)} seeds (text and triples resampled, clipped to 0-100 %)"
+        half = t_95(len(rates) - 1, level) * float(np.std(rates, ddof=1)) / math.sqrt(len(rates))
+        interval = (max(0.0, mean - half), min(1.0, mean + half))
+        interval_kind = f"{100 * level:g} % t-interval over {len(rates)} seeds (text and triples resampled, clipped to 0-100 %)"
     else:
-        interval = wilson(per_seed[0]["reversal"]["reversed"], per_seed[0]["reversal"]["compared"])
-        interval_kind = "95 % Wilson interval over the sampled triples of one seed (text not resampled: rerun with more seeds for the full uncertainty)"
+        from scipy.stats import norm
+
+        interval = wilson(per_seed[0]["reversal"]["reversed"], per_seed[0]["reversal"]["compared"], float(norm.ppf((1 + level) / 2)))
+        interval_kind = (f"{100 * level:g} % Wilson interval over the sampled triples of one seed (text not resampled: rerun with more seeds "
+                         "for the full uncertainty)")
     s_sig = float(np.mean([s["signature_sink_mass"] for s in per_seed]))
     facts = {"causal": bool(first.meta.causal), "sink_size": len(keys), "length": int(first.shape[-1])}
     prediction = None
@@ -273,14 +288,14 @@ def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_
         signature_kind=first.default_kind, metric=m.name, metric_label=m.label, sink={"name": sink_name, "keys": list(keys)},
         bos_prepended=bool(first.meta.layout.bos_prepended), top_keys=maps[0]["positions"] if maps else sink_location(first),
         row_sink_mass=float(np.mean([s["row_sink_mass"] for s in per_seed])), signature_sink_mass=s_sig,
-        reversal=ReversalReading(mean, tuple(interval), interval_kind, rates, int(sum(s["reversal"]["compared"] for s in per_seed))),
+        reversal=ReversalReading(mean, tuple(interval), interval_kind, rates, int(sum(s["reversal"]["compared"] for s in per_seed)), level),
         prediction=prediction, length_note=predictor.length_note(spec, facts["length"]) if spec is not None else None,
         collapse_disagreement=float(np.mean([s["collapse_disagreement"] for s in per_seed])) if first.shape[0] > 1 else float("nan"),
         eps_sweep={"bit_identical": all(s["eps_sweep"]["all_identical"] for s in per_seed),
                    "exact_zeros": int(sum(s["eps_sweep"]["exact_zeros"] for s in per_seed))},
     )
     threshold = spec["tolerance_points"] / 100 if spec is not None else SMALL_RATE
-    report = replace(report, threshold=threshold, advice=advice_rule(report.reversal, threshold))
+    report = replace(report, threshold=threshold, advice=advice_rule(report.reversal, threshold, margin))
     if maps:
         report = replace(report, top_tokens=maps[0]["tokens"], recent_mass=float(np.mean([m["recent_mass"] for m in maps])),
                          where_from="every row of every layer and head, seed " + str(first.meta.seed) + f"'s windows; keys within {maps[0]['recent_keys']} "
@@ -322,9 +337,10 @@ def check_defined(model: str, per_seed: list[dict]) -> None:
                          "reversal rate is undefined; audit a trained model")
 
 
-def advice_rule(reading: ReversalReading, threshold: float) -> str:
-    """Which advice a reading supports: ``matters`` (its interval lies above ``threshold``), ``small`` (below it),
-    ``undecided`` (the interval straddles it) or ``undefined`` (no rate: no triple could be compared).
+def advice_rule(reading: ReversalReading, threshold: float, margin: float = 0.0) -> str:
+    """Which advice a reading supports: ``matters`` (its interval lies above ``threshold``, by more than ``margin``),
+    ``small`` (below it, by more than ``margin``), ``undecided`` (neither) or ``undefined`` (no rate: no triple could
+    be compared).
 
     Examples
     --------
@@ -337,9 +353,9 @@ def advice_rule(reading: ReversalReading, threshold: float) -> str:
     lo, hi = reading.interval
     if not (reading.rate == reading.rate and lo == lo and hi == hi):
         return "undefined"
-    if lo > threshold:
+    if lo - margin > threshold:
         return "matters"
-    if hi < threshold:
+    if hi + margin < threshold:
         return "small"
     return "undecided"
 
@@ -350,7 +366,7 @@ def recommend(r: AuditReport) -> str:
     the attention, the other about the attention left after the sink)."""
     lo, hi = r.reversal.interval
     metric, rate, cut = r.metric_label, 100 * r.reversal.rate, 100 * r.threshold
-    interval = f"95 % interval {100 * lo:.1f}-{100 * hi:.1f} %"
+    interval = f"{100 * r.reversal.level:g} % interval {100 * lo:.1f}-{100 * hi:.1f} %"
     top = r.top_keys[0]
     sink_keys = set(r.sink["keys"])
     where = ("" if top["key"] in sink_keys else
@@ -443,13 +459,15 @@ def render(r: AuditReport, fmt: str = "text") -> str:
         ("where attention goes", top),
         ("by token", tokens + (f"; the most recent keys take {r.recent_mass:.3f} of a row on average" if r.recent_mass is not None else "")),
         ("sink mass", f"rows {r.row_sink_mass:.3f}; signatures {r.signature_sink_mass:.3f}"),
-        (f"reversal ({r.metric_label})", f"{100 * r.reversal.rate:.1f} % of closer-head verdicts flip (95 % interval {100 * lo:.1f}-{100 * hi:.1f} %; {r.reversal.interval_kind})"),
+        (f"reversal ({r.metric_label})", f"{100 * r.reversal.rate:.1f} % of closer-head verdicts flip ({100 * r.reversal.level:g} % interval {100 * lo:.1f}-{100 * hi:.1f} %; {r.reversal.interval_kind})"),
         ("frozen predictor", pred),
         ("layer-wise collapse", f"H and H(pi) move in opposite directions on {100 * r.collapse_disagreement:.0f} % of adjacent-layer transitions"
          if math.isfinite(r.collapse_disagreement) else "undefined: a model with one layer has no pair of adjacent layers to compare"),
         ("eps sweep (probability path)", sweep),
         ("advice", f"{r.advice}: the interval held against {100 * r.threshold:.1f} %"),
     ]
+    if r.stopped:
+        lines.append(("stages", r.stopped))
     if r.ci:
         lines.append(("--fail-above", ("FAILED: " if r.ci["failed"] else "passed: ") + r.ci["rule"]))
     if fmt == "markdown":
