@@ -95,13 +95,16 @@ LONGEST = ("The Wikipedia sample holds 64 windows (the default `--n`) of at most
 def audit_paragraph() -> str:
     """The audit's cost against the signatures it needs, from ``results/audit.json``."""
     data = json.loads((HERE / "results" / "audit.json").read_text())
-    lines = [f"`audit.py` times each arm in a fresh cache, {data['repeats']} repeats, ratios to the cold signatures of seeds "
-             f"{', '.join(map(str, data['seeds']))} (one process per seed), with 95 % intervals:", ""]
-    names = {"audit": "a cold audit", "audit, cached": "the same audit again, cached", "baseline audit": "the audit before it read each window once"}
+    seeds = ", ".join(map(str, data["seeds"]))
+    lines = [f"`audit.py` times each arm from scratch in a fresh cache, {data['repeats']} repeats. Each ratio is to the cold signatures of seeds "
+             f"{seeds}, first computed in one process per seed, then in one process; 95 % intervals:", ""]
+    names = {"audit --full": "a cold audit of the whole sample (`--full`)", "audit": "a cold staged audit (the default)",
+             "audit, cached": "the staged audit again, cached", "baseline audit": "the audit before it read each window once (whole sample)"}
     for model, result in data["models"].items():
-        for name, r in result["ratios_to_signatures"].items():
-            low, high = r["interval"]
-            lines.append(f"- {model}, {names.get(name, name)}: {r['ratio']:.2f}× [{low:.2f}, {high:.2f}]")
+        per, one = result["ratios"]["signatures"], result["ratios"]["signatures, one process"]
+        for name in per:
+            lines.append(f"- {model}, {names.get(name, name)}: {per[name]['ratio']:.2f}× [{per[name]['interval'][0]:.2f}, {per[name]['interval'][1]:.2f}]"
+                         f" and {one[name]['ratio']:.2f}× [{one[name]['interval'][0]:.2f}, {one[name]['interval'][1]:.2f}]")
     return "\n".join(lines)
 
 

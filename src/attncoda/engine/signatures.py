@@ -452,6 +452,7 @@ def compute_spec(loaded, spec: SignatureSpec, seed: int = 0, progress: bool = Fa
     import torch
 
     from .corpus import ATTRIBUTION, sample_images, text_windows
+    from .score_capture import score_path_reason
 
     info = loaded.info
     n, length, batch_size = spec.n, spec.length, spec.batch_size
@@ -479,8 +480,6 @@ def compute_spec(loaded, spec: SignatureSpec, seed: int = 0, progress: bool = Fa
     sink_sets = sink_sets_for(default, length, prefix, suffix)
     acc = SignatureAccumulator(info.layers, info.heads, length, info.causal, tuple(sink_sets[default]), spec.eps_values)
     backbone = loaded.backbone
-    from .score_capture import score_path_reason
-
     score_path = score_path_reason(backbone) is None
     meta = SignatureMeta(
         **spec.key(info.name, info.weights_sha256, default, seed, n=batches_in.shape[0], length=length, corpus=corpus_name),
