@@ -98,8 +98,9 @@ def _scores(rng, batch, heads, length, causal):
 
 @pytest.mark.parametrize("causal", [True, False])
 def test_whole_maps_and_score_blocks_give_the_definitions(causal):
-    """The accumulator fed whole maps, or the scores in blocks of heads and of query rows (a causal block stops at the
-    keys its rows see, as the score capture hands them), gives the masked definitions' numbers."""
+    """The accumulator fed whole maps, or the scores in slices of windows and blocks of heads and of query rows (a
+    causal block stops at the keys its rows see, as the score capture hands them), gives the masked definitions'
+    numbers."""
     import torch
 
     rng = np.random.default_rng(3)
@@ -114,10 +115,11 @@ def test_whole_maps_and_score_blocks_give_the_definitions(causal):
     whole.update(0, p)
     blocks = AttentionMapAccumulator(1, length, causal, sink)
     blocks.ids = ids
-    for h in (slice(0, 1), slice(1, 4)):
-        for q in (slice(0, 7), slice(7, 13), slice(13, 20)):
-            keys = q.stop if causal else length
-            blocks.update_scores(0, h, q, torch.as_tensor(z[:, h, q, :keys]))
+    for w in (slice(0, 1), slice(1, 3)):  # a batch's windows in consecutive slices, as the capture hands long windows
+        for h in (slice(0, 1), slice(1, 4)):
+            for q in (slice(0, 7), slice(7, 13), slice(13, 20)):
+                keys = q.stop if causal else length
+                blocks.update_scores(0, h, q, torch.as_tensor(z[w, h, q, :keys]))
     for acc in (whole, blocks):
         out = acc.finish()
         with np.errstate(invalid="ignore"):

@@ -51,6 +51,7 @@ class AttentionMapAccumulator:
         self.layer_rows = np.zeros(layers)
         self._ids = None
         self._tokens = None  # the batch's distinct ids and each key's place among them
+        self._windows = {}  # per block (layer, heads, first query): the batch's windows it has received so far
 
     @property
     def ids(self):
@@ -60,6 +61,7 @@ class AttentionMapAccumulator:
     def ids(self, value) -> None:
         """A new batch's token ids ``(batch, L)``: its occurrences are counted once, whatever the layers and blocks."""
         self._ids = None if value is None else np.asarray(value)
+        self._windows = {}
         if self._ids is None:
             self._tokens = None
             return
@@ -90,14 +92,19 @@ class AttentionMapAccumulator:
         self._add(layer, slice(0, p.shape[-2]), p, torch.log(p.to(torch.float64)) if self.chosen else None)
 
     def update_scores(self, layer: int, heads: slice, queries: slice, scores) -> None:
-        """Add one block from the softmax's float32 input ``(batch, len(heads), len(queries), keys)``, ``−inf`` where a
-        key is hidden (see :meth:`attncoda.engine.signatures.SignatureAccumulator.update_scores`)."""
+        """Add one block from the softmax's float32 input ``(windows, len(heads), len(queries), keys)``, ``−inf`` where
+        a key is hidden (see :meth:`attncoda.engine.signatures.SignatureAccumulator.update_scores`); ``windows`` is the
+        whole batch or the next consecutive slice of it."""
         import torch
 
         queries = slice(*queries.indices(self.length))
-        self._add(layer, queries, torch.softmax(scores, dim=-1, dtype=torch.float32), scores if self.chosen else None)
+        block = (layer, heads.start, heads.stop, queries.start)
+        first = self._windows.get(block, 0)  # the capture hands a batch's windows in consecutive slices (long windows)
+        self._windows[block] = first + scores.shape[0]
+        self._add(layer, queries, torch.softmax(scores, dim=-1, dtype=torch.float32), scores if self.chosen else None,
+                  slice(first, first + scores.shape[0]))
 
-    def _add(self, layer: int, queries: slice, p, scores) -> None:
+    def _add(self, layer: int, queries: slice, p, scores, windows: slice = slice(None)) -> None:
         import torch
 
         batch, heads, rows, keys = p.shape
@@ -115,7 +122,7 @@ class AttentionMapAccumulator:
         self.position_rows[:keys] += batch * seen
         if self._tokens is not None:
             uniq, inverse = self._tokens
-            places = inverse[:, :keys].ravel()
+            places = inverse[windows, :keys].ravel()
             mass = np.bincount(places, far.ravel(), minlength=len(uniq))
             counted = np.bincount(places, np.broadcast_to(seen, far.shape).ravel(), minlength=len(uniq))
             for v, m, r in zip(uniq.tolist(), mass.tolist(), counted.tolist()):
