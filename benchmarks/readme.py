@@ -30,6 +30,7 @@ SCRIPTS = [
     ("prune_windows.py", "how many held-out windows the pruning readings need (from a record's first k windows)"),
     ("pair_kernels.py", "the head-pair kernels against the previous protocol's; `--grouped`: eight JS sums side by side"),
     ("audit.py", "a cold `attncoda audit` against the cold signatures it needs (and an older source tree's audit, in the same run)"),
+    ("audit_precision.py", "the audit's rates with the forward pass in bfloat16 against float32"),
     ("monitor_cost.py", "training steps with the attention monitor against the same steps without it"),
     ("gpu_check.sh", "the GPU tests and benchmarks, where a GPU is lent (results in `results/gpu/`)"),
     ("parallel_jobs.py", "the chapters' plans in 2 processes against one"),
@@ -130,6 +131,23 @@ def long_paragraph() -> str:
     return "\n".join(lines)
 
 
+def precision_paragraph() -> str:
+    """The audit's rates in bfloat16 against float32, from ``results/audit_precision.json``."""
+    data = json.loads((HERE / "results" / "audit_precision.json").read_text())
+    lines = [f"`audit_precision.py`: JS rates with the forward pass in bfloat16 minus float32, mean over seeds "
+             f"{', '.join(map(str, data['seeds']))} in points, with a 95 % t interval:", ""]
+    for model, r in data["models"].items():
+        low, high = r["interval_points"]
+        lines.append(f"- {model}: {r['mean_points']:+.2f} [{low:+.2f}, {high:+.2f}]; advice {r['advice']['float32']} in both"
+                     if r["advice"]["float32"] == r["advice"]["bfloat16"] else
+                     f"- {model}: {r['mean_points']:+.2f} [{low:+.2f}, {high:+.2f}]; advice {r['advice']['float32']} in float32, "
+                     f"{r['advice']['bfloat16']} in bfloat16")
+    changed = data["advice_changed"]
+    lines += ["", ("No advice changed on these models. The audit still defaults to float32, because no model of a billion parameters or "
+                   "more has been measured this way yet." if not changed else f"The advice changed on {', '.join(changed)}: float32 stays the default.")]
+    return "\n".join(lines)
+
+
 def page() -> str:
     from attncoda.face.costs import costs_sentence
 
@@ -167,6 +185,10 @@ def page() -> str:
         "## The audit's cost",
         "",
         audit_paragraph(),
+        "",
+        "## The audit in bfloat16",
+        "",
+        precision_paragraph(),
         "",
     ])
 
