@@ -112,7 +112,10 @@ def monitored_training(run, options: Options = Options(), retrain: bool = False)
     probe = monitor_probe(run, options)
     log = run.folder() / "monitor" / f"n{options.n}-length{probe.shape[1]}-seed{options.seed}.jsonl"
     folders = training.train(run, retrain=retrain, monitor=AttentionMonitor(log, probe, every=1, tags={"origin": "training"}))
-    observations = read_log(log) if log.is_file() and log.stat().st_size else []
+    try:
+        observations = read_log(log)
+    except (OSError, ValueError):  # none yet, or a line an interruption cut short: replayed below
+        observations = []
     if [r["step"] for r in observations] != run.schedule():
         training.observe_checkpoints(run, AttentionMonitor(log, probe, every=1, tags={"origin": "saved checkpoints"}))
         observations = read_log(log)
