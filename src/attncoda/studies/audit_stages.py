@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..base.protocol import N_WINDOWS, WINDOW_LENGTH
+from ..base.protocol import N_TRIPLES, N_WINDOWS, WINDOW_LENGTH
 
 LEVEL = 0.95
 """The audit's overall confidence: its chance of advising the wrong side is at most ``1 − LEVEL``."""
@@ -116,7 +116,7 @@ def stop_reason(looks: list[dict], planned: int) -> str:
 # --------------------------------------------------------------------------- the margin, measured
 
 
-def measure_bias(models, seeds=(0, 1, 2), metric: str = "js", n_triples: int = 50_000) -> dict:
+def measure_bias(models, seeds=(0, 1, 2), metric: str = "js", n_triples: int = N_TRIPLES) -> dict:
     """For each model: the mean rate over ``seeds`` on each look's windows, and the difference from the whole
     sample's; the margin of each early look is the largest absolute difference over the models."""
     from ..engine.signatures import signature_sets
@@ -134,11 +134,16 @@ def measure_bias(models, seeds=(0, 1, 2), metric: str = "js", n_triples: int = 5
 # --------------------------------------------------------------------------- the error rate, simulated
 
 
-def synthetic_rates(sink_mass: float, alpha: float, draws: int, rng, n_heads: int = 48, n_triples: int = 2_000) -> np.ndarray:
+SIMULATED_HEADS, SIMULATED_TRIPLES = 48, 2_000
+"""Heads of each synthetic model and triples per simulated seed: fewer than a model's audit, so each seed is noisier
+and the rule is tried where wrong advice is likelier."""
+
+
+def synthetic_rates(sink_mass: float, alpha: float, draws: int, rng, n_heads: int = SIMULATED_HEADS,
+                    n_triples: int = SIMULATED_TRIPLES) -> np.ndarray:
     """The JS keep-vs-drop reversal rate of ``draws`` synthetic models, one seed of an audit each: fresh heads of the
     calibration generator at ``sink_mass`` and content concentration ``alpha`` (rows of the calibration grid's 1 + 127
-    parts), and fresh triples. Fewer heads and triples than a model's audit make each seed noisier, so the rule is
-    tried where wrong advice is likelier."""
+    parts), and fresh triples (:data:`SIMULATED_HEADS`, :data:`SIMULATED_TRIPLES`)."""
     from ..math.metrics import get_metric
     from ..math.synthetic import calibration_heads
     from ..math.verdicts import convention_verdicts, reversal_from_verdicts, sample_triples
