@@ -10,6 +10,7 @@ import torch
 from attncoda.engine import monitor as mon
 from attncoda.engine.models import load_model
 from attncoda.math.coda import entropy_split
+from interruptions import train_until_interrupted
 from tiny_models import save_tiny
 
 LENGTH = 16
@@ -149,20 +150,10 @@ def test_a_resumed_run_keeps_the_observations_up_to_its_checkpoint(tmp_path, mon
     whole = mon.read_log(tmp_path / "whole.jsonl")
 
     monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "cut"))
-    real_save = training._save_checkpoint
-
-    def stop_at_four(run_, step, *args):
-        if step == 4:
-            raise KeyboardInterrupt
-        real_save(run_, step, *args)
-
     log = tmp_path / "cut.jsonl"
-    monkeypatch.setattr(training, "_save_checkpoint", stop_at_four)
-    with pytest.raises(KeyboardInterrupt):
-        training.train(run, monitor=mon.AttentionMonitor(log, probe, every=1))
+    train_until_interrupted(monkeypatch, run, 4, monitor=mon.AttentionMonitor(log, probe, every=1))
     with open(log, "a") as f:
         f.write('{"step": 4, "entro')  # what an interruption mid-line leaves
-    monkeypatch.setattr(training, "_save_checkpoint", real_save)
     training.train(run, monitor=mon.AttentionMonitor(log, probe, every=1))
     resumed = mon.read_log(log)
     assert [r["step"] for r in resumed] == run.schedule()

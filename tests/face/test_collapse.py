@@ -13,6 +13,7 @@ from attncoda.base.errors import ModelError
 from attncoda.engine import checkpoints, training
 from attncoda.math import coda
 from attncoda.studies import collapse
+from interruptions import train_until_interrupted
 
 
 # --------------------------------------------------------------------------- shares
@@ -129,19 +130,9 @@ def test_training_is_deterministic_and_an_interrupted_run_resumes_to_the_same_bi
     final = _weights(whole[-1])
 
     monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "b"))
-    real_save = training._save_checkpoint
-
-    def stop_after_two(run_, step, *args):
-        if step == 4:
-            raise KeyboardInterrupt
-        real_save(run_, step, *args)
-
-    monkeypatch.setattr(training, "_save_checkpoint", stop_after_two)
-    with pytest.raises(KeyboardInterrupt):
-        training.train(run)
+    train_until_interrupted(monkeypatch, run, 4)
     assert training._last_checkpoint(run) == 2
     assert not [p for p in run.folder().iterdir() if p.name.startswith(".")], "an interrupted checkpoint left a staging folder"
-    monkeypatch.setattr(training, "_save_checkpoint", real_save)
     resumed = training.train(run)
     assert _weights(resumed[-1]) == final
     info = json.loads((resumed[-1] / "training.json").read_text())
