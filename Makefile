@@ -72,6 +72,7 @@ bench: venv models
 	$(BIN)/python benchmarks/audit.py
 	$(BIN)/python benchmarks/parallel_jobs.py
 	$(BIN)/python benchmarks/training_precision.py
+	$(BIN)/python benchmarks/bf16_products.py --time --training --agreement
 
 clean:
 	rm -rf _build
