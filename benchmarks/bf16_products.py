@@ -89,13 +89,11 @@ def ratio_rows(seconds: dict) -> dict:
     return rows
 
 
-def time_evaluations(model: str, repeats: int) -> dict:
-    from attncoda.engine.models import load_model, resolve
+def time_evaluations(loaded, repeats: int) -> dict:
+    from attncoda.base.protocol import WINDOW_LENGTH
     from attncoda.engine.perplexity import heldout_windows, perplexity
     from attncoda.studies.pruning_sweep import PRUNE_WINDOWS
-    from attncoda.base.protocol import WINDOW_LENGTH
 
-    loaded = load_model(model, resolve(model))
     ids = heldout_windows(loaded.processor, PRUNE_WINDOWS, WINDOW_LENGTH)
     heads = [(layer, 0) for layer in range(loaded.info.layers)]
     seconds = {p: [] for p in PATHS}
@@ -111,30 +109,27 @@ def time_evaluations(model: str, repeats: int) -> dict:
                 seconds[path].append(time.perf_counter() - started)
                 perplexities[path] = result["perplexity"]
         print(f"  round {r + 1}/{repeats}: " + ", ".join(f"{p} {seconds[p][-1]:.2f} s" for p in PATHS), flush=True)
-    return {"model": model, "windows": int(ids.shape[0]), "length": int(ids.shape[1]), "repeats": repeats, "seconds": seconds,
+    return {"model": loaded.info.name, "windows": int(ids.shape[0]), "length": int(ids.shape[1]), "repeats": repeats, "seconds": seconds,
             "perplexity": perplexities, "ratios": ratio_rows(seconds)}
 
 
 def time_training(repeats: int, steps: int = 5) -> dict:
+    """Seconds per training step on each path, timed by ``training_precision.step_seconds`` (forward under autocast,
+    backward, optimizer step); the float32-products path runs those steps inside :class:`Float32Products`."""
     from transformers import GPT2Config, GPT2LMHeadModel
 
+    from attncoda.engine.training import TRAINING_THREADS
+    from training_precision import step_seconds as precision_step_seconds
+
+    torch.set_num_threads(TRAINING_THREADS)
     torch.manual_seed(0)
     model = GPT2LMHeadModel(GPT2Config(vocab_size=89, n_embd=128, n_layer=1, n_head=1, n_positions=128, bos_token_id=0, eos_token_id=0))
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     ids = torch.randint(0, 89, (32, 128), generator=torch.Generator().manual_seed(0))
 
     def step_seconds(path: str) -> float:
-        autocast = torch.autocast("cpu", dtype=torch.bfloat16) if path != "float32" else contextlib.nullcontext()
-        products = Float32Products() if path.endswith("products") else contextlib.nullcontext()
-        started = time.perf_counter()
-        for _ in range(steps):
-            with products:
-                with autocast:
-                    loss = model(input_ids=ids, labels=ids).loss
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-            optimizer.step()
-        return (time.perf_counter() - started) / steps
+        with Float32Products() if path.endswith("products") else contextlib.nullcontext():
+            return precision_step_seconds(model, optimizer, ids, "float32" if path == "float32" else "bf16", steps)
 
     for path in PATHS:
         step_seconds(path)
@@ -179,35 +174,36 @@ def readings(results) -> dict:
             "contrasts": [c.to_json() for c in pruning_readings.contrasts(results)]}
 
 
-def agreement(model: str) -> dict:
-    """The record's prune sets of ``model`` scored again here with float32 products (see the module docstring)."""
+def agreement(loaded) -> dict:
+    """The record's prune sets of the ``loaded`` model scored again here with float32 products (see the module docstring)."""
     from attncoda.base.progress import Steps
-    from attncoda.engine.models import load_model, resolve
     from attncoda.engine.perplexity import heldout_windows
     from attncoda.face.cross_machine import reading_changes
     from attncoda.studies.pruning_sweep import extend, score
 
+    def unscored(sets):
+        return [replace(s, perplexity=None, window_nll=None, window_tokens=None, seconds=None) for s in sets]
+
+    model = loaded.info.name
     record = record_result(model)
-    loaded = load_model(model, resolve(model))
     long_ids = heldout_windows(loaded.processor, record.heldout["calibration_windows"], record.heldout["length"])
     ids = long_ids[: record.heldout["windows"]]
-    blank = lambda sets: [replace(s, perplexity=None, window_nll=None, window_tokens=None, seconds=None) for s in sets]  # noqa: E731
     steps = Steps(f"{model}: the record's prune sets, bf16 with float32 products", len(record.scored) + len(record.checks) + len(record.calibration))
     started = time.perf_counter()
     with Float32Products():  # inside every bf16 block the sweep opens; float32 checks have no bf16 operands, so pass through
-        scored = score(loaded, ids, blank(record.scored), steps)
-        checks = score(loaded, ids, blank(record.checks), steps, len(scored))
+        scored = score(loaded, ids, unscored(record.scored), steps)
+        checks = score(loaded, ids, unscored(record.checks), steps, len(scored))
         first = {(s.kind, tuple(s.heads)): s for s in scored}
-        further = score(loaded, long_ids[len(ids):], blank(record.calibration), steps, len(scored) + len(checks))
+        further = score(loaded, long_ids[len(ids):], unscored(record.calibration), steps, len(scored) + len(checks))
     seconds = time.perf_counter() - started
     study = [extend(first[s.kind, tuple(s.heads)], rest) for s, rest in zip(record.calibration, further)]
     here = replace(record, scored=scored, checks=checks, calibration=study)
     others = [record_result(m) for m in ("gemma3-270m", "qwen2.5-coder-0.5b", "smollm2-135m") if m != model]
     before, after = readings([record, *others]), readings([here, *others])
-    spread = {m: log_differences(record_result(m, SPREAD[1]), record_result(m, SPREAD[0])) for m in (model,)}
+    spread = log_differences(record_result(model, SPREAD[1]), record_result(model, SPREAD[0]))
     return {"model": model, "evaluations": len(scored) + len(checks) + len(further), "seconds": seconds,
             "seconds_per_evaluation": float(np.median([s.seconds for s in scored])),
-            "against_record": log_differences(here, record), "spread_between_native_cpus": {"commits": list(SPREAD), **spread},
+            "against_record": log_differences(here, record), "spread_between_native_cpus": {"commits": list(SPREAD), model: spread},
             "float32_checks_equal_record": [c.perplexity == r.perplexity for c, r in zip(checks, record.checks)],
             "readings": {"cells": reading_changes({"c": before["cells"]}, {"c": after["cells"]}),
                          "contrasts": reading_changes({"c": before["contrasts"]}, {"c": after["contrasts"]})}}
@@ -224,8 +220,13 @@ def main() -> dict:
     out = json.loads(OUT.read_text()) if OUT.exists() else {}
     out["cpu"] = cpu()
     print(f"CPU: {out['cpu']}", flush=True)
+    loaded = None
+    if args.time or args.agreement:
+        from attncoda.engine.models import load_model, resolve
+
+        loaded = load_model(args.model, resolve(args.model))  # one load for both parts
     if args.time:
-        out["evaluation"] = time_evaluations(args.model, args.repeats)
+        out["evaluation"] = time_evaluations(loaded, args.repeats)
         for name, r in out["evaluation"]["ratios"].items():
             print(f"evaluation {name}: {r['ratio']:.2f}x [{r['interval'][0]:.2f}, {r['interval'][1]:.2f}]", flush=True)
     if args.training:
@@ -233,7 +234,7 @@ def main() -> dict:
         for name, r in out["training"]["ratios"].items():
             print(f"training step {name}: {r['ratio']:.2f}x [{r['interval'][0]:.2f}, {r['interval'][1]:.2f}]", flush=True)
     if args.agreement:
-        out["agreement"] = agreement(args.model)
+        out["agreement"] = agreement(loaded)
         a = out["agreement"]
         print(json.dumps({k: a[k] for k in ("against_record", "spread_between_native_cpus", "readings", "seconds")}, indent=1), flush=True)
     OUT.write_text(json.dumps(out, indent=1) + "\n")
