@@ -49,9 +49,17 @@ def test_unchanged_chapters_are_reused_and_a_change_reruns_them(fake_build, monk
     book.build_book(profile="full")
     assert "theory" in fake_build, "another profile is another key"
     fake_build.clear()
-    monkeypatch.setattr("attncoda.base.provenance.source_sha256", lambda *a: "changed")
+    from attncoda.base import provenance
+
+    hash_modules = provenance.modules_sha256
+    monkeypatch.setattr(provenance, "modules_sha256",
+                        lambda modules, *a: hash_modules(modules, *a) + ("+changed" if "attncoda.engine.perplexity" in modules else ""))
     book.build_book(profile="full")
-    assert set(fake_build) == set(first), "a change in the package source reruns every chapter"
+    assert set(fake_build) == {"scorecard", "pruning", "reproducibility"}, "a change in a module only pruning can run reruns pruning only"
+    fake_build.clear()
+    monkeypatch.setattr(provenance, "modules_sha256", lambda *a: "changed")
+    book.build_book(profile="full")
+    assert set(fake_build) == set(first), "a change in a module every chapter runs reruns every chapter"
     fake_build.clear()
     book.build_book(profile="full", reuse=False)
     assert set(fake_build) == set(first)

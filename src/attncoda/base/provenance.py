@@ -1,10 +1,14 @@
 """What produced a result: the code (commit, a hash of the package source, a clean tree), the libraries, the run.
 
-Nothing here records a path of the machine that ran the code.
+A result names the package modules imported by the process that wrote it (every module that computed its numbers
+there is among them) and a hash of their source (:func:`modules_sha256`): it stays current until one of those modules
+changes, so a change elsewhere in the package does not make it stale. Nothing here records a path of the machine that
+ran the code.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import subprocess
 import sys
@@ -31,6 +35,88 @@ def source_sha256(package_dir: Path = PACKAGE_DIR) -> str:
     return digest.hexdigest()
 
 
+STAMPING_MODULES = frozenset({"attncoda.base.provenance"})
+"""Modules that write a result's stamp and compute none of its numbers: left out of :func:`modules_sha256`, so a change
+to how results are stamped does not make the numbers stale."""
+
+
+def module_file(name: str, package_dir: Path = PACKAGE_DIR) -> Path | None:
+    """The source file of package module ``name`` (``attncoda.x.y`` is ``x/y.py`` or ``x/y/__init__.py``), or None."""
+    parts = name.split(".")[1:]
+    base = Path(package_dir).joinpath(*parts)
+    for path in (base / "__init__.py", base.with_suffix(".py") if parts else None):
+        if path is not None and path.is_file():
+            return path
+    return None
+
+
+def imported_names(source: str, module: str, is_package: bool = False) -> set[str]:
+    """Every ``attncoda`` name that ``source`` (the code of ``module``) imports, anywhere in it (inside functions too):
+    ``import attncoda.x`` gives ``attncoda.x``; ``from .x import y`` gives ``attncoda.x`` and ``attncoda.x.y`` (a name
+    that is not a module is dropped later, by :func:`reachable_modules`)."""
+    package = module if is_package else module.rpartition(".")[0]
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names if a.name.split(".")[0] == "attncoda")
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                parts = parts[:len(parts) - (node.level - 1)]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            if base.split(".")[0] == "attncoda":
+                names.add(base)
+                names.update(f"{base}.{a.name}" for a in node.names)
+    return names
+
+
+def reachable_modules(roots, package_dir: Path = PACKAGE_DIR) -> list[str]:
+    """The package modules that ``roots`` (module names) can run: the roots, every module their code imports (read from
+    the source, so an import inside a function counts whether or not it ran), the packages above each (importing
+    ``attncoda.x.y`` runs ``attncoda/__init__.py`` and ``attncoda/x/__init__.py``), and so on until nothing is added."""
+    seen, todo = set(), [r for r in roots if r.split(".")[0] == "attncoda"]
+    while todo:
+        name = todo.pop()
+        parts = name.split(".")
+        for upper in (".".join(parts[:i]) for i in range(1, len(parts) + 1)):
+            path = module_file(upper, package_dir)
+            if upper in seen or path is None:
+                continue
+            seen.add(upper)
+            todo.extend(imported_names(path.read_text(), upper, path.name == "__init__.py"))
+    return sorted(seen)
+
+
+def modules_sha256(modules, package_dir: Path = PACKAGE_DIR) -> str:
+    """SHA-256 over the named modules' source, each its name then its bytes, in name order, leaving out
+    :data:`STAMPING_MODULES`. A module that no longer exists hashes as missing, so the hash no longer matches."""
+    digest = hashlib.sha256()
+    for name in sorted(set(modules) - STAMPING_MODULES):
+        path = module_file(name, package_dir)
+        digest.update(name.encode() + b"\0")
+        digest.update((path.read_bytes() if path else b"<missing>") + b"\0")
+    return digest.hexdigest()
+
+
+def notebook_imports(notebook: Path) -> set[str]:
+    """The ``attncoda`` names a notebook's code cells import (its lines of IPython magic and shell left out)."""
+    import json
+
+    names = set()
+    for cell in json.loads(Path(notebook).read_text())["cells"]:
+        if cell["cell_type"] == "code":
+            lines = "".join(cell["source"]).splitlines()
+            names |= imported_names("\n".join(line for line in lines if not line.lstrip().startswith(("%", "!"))), "__main__")
+    return names
+
+
+def loaded_modules() -> list[str]:
+    """The package modules this process has imported so far."""
+    return sorted(name for name in sys.modules if name == "attncoda" or name.startswith("attncoda."))
+
+
 def _git(*args: str, where: Path = PACKAGE_DIR) -> str | None:
     try:
         done = subprocess.run(["git", "-C", str(where), *args], capture_output=True, text=True, timeout=10)
@@ -40,12 +126,15 @@ def _git(*args: str, where: Path = PACKAGE_DIR) -> str | None:
 
 
 def code_version(package_dir: Path = PACKAGE_DIR) -> dict:
-    """The package version, the hash of its source and, in a git checkout, the commit and whether the code was clean.
+    """The package version, the hash of its whole source, the package modules this process has imported with
+    :func:`modules_sha256` of them, and, in a git checkout, the commit and whether the code was clean.
 
     ``clean`` is True when ``git status --porcelain -- src notebooks``, run at the repository's top folder (git reads
     pathspecs relative to the folder it runs in), lists nothing: no tracked file changed and no untracked file added.
     """
-    info = {"attncoda": installed_version("attncoda"), "source_sha256": source_sha256(package_dir)}
+    modules = loaded_modules()
+    info = {"attncoda": installed_version("attncoda"), "source_sha256": source_sha256(package_dir), "modules": modules,
+            "modules_sha256": modules_sha256(modules, package_dir)}
     commit = _git("rev-parse", "HEAD", where=package_dir)
     top = _git("rev-parse", "--show-toplevel", where=package_dir) if commit else None
     if commit and top:
@@ -53,6 +142,11 @@ def code_version(package_dir: Path = PACKAGE_DIR) -> dict:
         info["git_commit"] = commit
         info["clean"] = changed == ""
     return info
+
+
+def is_current(code: dict, package_dir: Path = PACKAGE_DIR) -> bool:
+    """Whether a result's ``code`` stamp still describes this package: the modules it names have the source they had."""
+    return bool(code.get("modules")) and code.get("modules_sha256") == modules_sha256(code["modules"], package_dir)
 
 
 def library_versions(names=LIBRARIES) -> dict[str, str]:

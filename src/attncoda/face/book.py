@@ -164,19 +164,21 @@ INPUTS = ("data/calibration/curves.json", "data/predictor/frozen.json", "data/pr
 
 
 def chapter_key(chapter, model: str | None, profile: str, parameters: dict | None = None) -> str:
-    """What an executed chapter depends on: its notebook, model, profile and parameters, the package source and the
-    committed inputs.
+    """What an executed chapter depends on: its notebook, model, profile and parameters, the source of every package
+    module the notebook can run (:func:`~attncoda.base.provenance.reachable_modules` of its imports) and the committed
+    inputs.
 
     An executed copy whose key is unchanged (and whose results files exist) is reused instead of rerun.
     """
-    from ..base.provenance import source_sha256
-
-    root = repo_root()
-    h = hashlib.sha256()
-    h.update((root / "notebooks" / f"{chapter.notebook}.ipynb").read_bytes())
+    from ..base.provenance import modules_sha256, notebook_imports, reachable_modules
     from ..engine.models import load_options
 
-    h.update(json.dumps({"model": model, "profile": profile, "parameters": parameters or {}, "source": source_sha256(),
+    root = repo_root()
+    notebook = root / "notebooks" / f"{chapter.notebook}.ipynb"
+    h = hashlib.sha256()
+    h.update(notebook.read_bytes())
+    source = modules_sha256(reachable_modules(notebook_imports(notebook)))
+    h.update(json.dumps({"model": model, "profile": profile, "parameters": parameters or {}, "source": source,
                          "load": load_options()}, sort_keys=True).encode())
     for name in INPUTS:
         path = root / name

@@ -13,12 +13,11 @@ PACKAGES = ("attncoda", "numpy", "scipy", "matplotlib", "torch", "transformers",
 
 def record_rows(results_dir=None) -> list[dict]:
     """One row per results file of the record: chapter, model, the commit and package source that made it, whether the
-    tree was clean and is this code, the weights, seeds and wall time."""
+    tree was clean and whether the modules that made it are unchanged in this code, the weights, seeds and wall time."""
     from ..base.paths import results_dir as resolve_results_dir
-    from ..base.provenance import source_sha256
+    from ..base.provenance import is_current
     from .results import read_timings
 
-    current = source_sha256()
     rows = []
     for path in sorted(resolve_results_dir(results_dir).glob("*/*.json")):
         record = json.loads(path.read_text())
@@ -31,7 +30,7 @@ def record_rows(results_dir=None) -> list[dict]:
             weights = "none (synthetic)" if record["name"] == "synthetic" else "not recorded"
         rows.append({"chapter": record["chapter"], "model": record["name"], "commit": (code.get("git_commit") or "")[:10],
                      "source hash": code.get("source_sha256", "")[:12], "clean tree": code.get("clean"),
-                     "this code": code.get("source_sha256") == current, "weights": weights, "seeds": prov["seed"],
+                     "this code": is_current(code), "weights": weights, "seeds": prov["seed"],
                      "wall time (s)": read_timings(record["chapter"], record["name"], results_dir).get("provenance", {}).get("wall_time_s")})
     return rows
 
