@@ -88,9 +88,19 @@ def memory_paragraph() -> str:
     return "\n".join(lines)
 
 
-LONGEST = ("The Wikipedia sample holds 64 windows (the default `--n`) of at most 251 tokens for the encoders (minilm-l6, "
-           "mpnet-base: each of their windows is one article's text), 14,558 for gemma3-270m and 15,072 for qwen2.5-coder-0.5b; "
-           "smollm2-135m stops first at its 8,192 positions. A longer `--length` is refused in one line that names the longest.")
+LONGEST = "\n".join([
+    "The longest `--length` each default model can audit at the default 64 windows (`--n`) of the Wikipedia sample:",
+    "",
+    "| model | longest `--length` | what stops it |",
+    "|---|---|---|",
+    "| minilm-l6 | 251 | each window is one article's text |",
+    "| mpnet-base | 251 | each window is one article's text |",
+    "| gemma3-270m | 14,558 | the sample's text |",
+    "| qwen2.5-coder-0.5b | 15,072 | the sample's text |",
+    "| smollm2-135m | 8,192 | the model's positions |",
+    "",
+    "A longer `--length` is refused in one line that names the longest.",
+])
 """Measured by ``tests/book/test_readme.py``'s slow test (each length works, one token more is refused), not by a script."""
 
 

@@ -25,18 +25,15 @@ def test_the_page_states_the_recorded_build_costs():
 
 
 
-LONGEST_LENGTH = re.compile(r"of at most (?P<encoders>[\d,]+) tokens for the encoders \((?P<encoder_names>[^:]+):"
-                            r".*?(?P<gemma>[\d,]+) for gemma3-270m and (?P<qwen>[\d,]+) for qwen2.5-coder-0.5b; "
-                            r"smollm2-135m stops first at its (?P<smollm>[\d,]+) positions", flags=re.S)
+LONGEST_ROW = re.compile(r"^\| (?P<name>[\w.-]+) \| (?P<longest>[\d,]+) \| [^|]+ \|$", flags=re.M)
 
 
 def _longest_lengths() -> dict[str, int]:
-    found = LONGEST_LENGTH.search(PAGE.read_text())
+    text = PAGE.read_text()
+    section = text[text.index("## The longest window each default model can audit"):]
+    found = {m["name"]: int(m["longest"].replace(",", "")) for m in LONGEST_ROW.finditer(section.split("\n## ")[0])}
     assert found, "benchmarks/README.md no longer states the longest --length the corpus gives each default model"
-    number = {k: int(v.replace(",", "")) for k, v in found.groupdict().items() if k != "encoder_names"}
-    encoders = [n.strip() for n in found["encoder_names"].split(",")]
-    return {**{n: number["encoders"] for n in encoders}, "gemma3-270m": number["gemma"], "qwen2.5-coder-0.5b": number["qwen"],
-            "smollm2-135m": number["smollm"]}
+    return found
 
 
 @pytest.mark.slow
@@ -114,3 +111,13 @@ def test_the_page_states_the_committed_memory_readings():
         assert rows[length, "default", "peak"]["high"] > capture_overhead.MEMORY_TARGET, length
         assert rows[length, "default", "peak"]["low"] <= rows[length, "release", "peak"]["high"], length
         assert rows[length, "default", "peak"]["repeats"] == 3
+
+
+@pytest.mark.parametrize("page", ["benchmarks/README.md", "README.md", "ARCHITECTURE.md"])
+def test_every_sentence_of_a_markdown_page_fits_in_one_breath(page):
+    """Prose lines (tables and fenced code left out, inline code counted as one word) hold no sentence over 40 words."""
+    from sentences import long_sentences
+
+    prose = re.sub(r"^```.*?^```", "", (ROOT / page).read_text(), flags=re.M | re.S)
+    blocks = [re.sub(r"`[^`]*`", "X", line) for line in prose.splitlines() if line.strip() and not line.startswith("|")]
+    assert not long_sentences(blocks, 40), f"{page}: sentences over 40 words: {long_sentences(blocks, 40)}"

@@ -60,11 +60,14 @@ def build_costs(directory=None) -> dict:
 
 
 def costs_sentence(directory=None) -> str:
-    """The sentence on the first build's two long steps, computed by :func:`build_costs`."""
+    """The paragraph on the first build's two long steps, computed by :func:`build_costs`: three sentences, each short
+    enough to read in one breath."""
     c = build_costs(directory)
-    per = ", ".join(f"{m['median_s']:.0f} s" for m in c["pruning"].values())
+    medians = [f"{m['median_s']:.0f}" for m in c["pruning"].values()]
+    per = f"{', '.join(medians[:-1])} and {medians[-1]} s"
     commits = " and ".join(sorted({c["pruning_commit"], c["suite_commit"]}))
-    return (f"The pruning sweep's {c['pruning_evaluations']} distinct perplexity evaluations took {c['pruning_min']:.0f} minutes (the median evaluation: "
-            f"{per} on the three causal models) and training the collapse chapter's {c['suite_runs']} small models took "
-            f"{c['suite_training_min']:.1f} minutes, as the timings beside the results of commit {commits} record them "
+    return (f"The pruning sweep's {c['pruning_evaluations']} distinct perplexity evaluations took {c['pruning_min']:.0f} minutes, "
+            f"the median evaluation {per} on the three causal models ({', '.join(CAUSAL_ORDER)}). "
+            f"Training the collapse chapter's {c['suite_runs']} small models took {c['suite_training_min']:.1f} minutes. "
+            f"Both are the timings beside the results of commit {commits} "
             "(`data/results/pruning/timings/`, `data/results/collapse/timings/`).")
