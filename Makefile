@@ -47,11 +47,11 @@ browser:
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null) || \
 	  (echo "make test needs chromium and chromium-driver: run as root, or apt-get install chromium chromium-driver" && false)
 
-# A CPU without bf16 instructions (AVX2 only) runs the pruning and collapse chapters' bf16 passes several times slower:
-# the build says so before it starts (benchmarks/README.md measures it).
+# A CPU without bf16 instructions (AVX2 only) computes the pruning and collapse chapters' bf16 products in float32
+# (attncoda.engine.bf16_products): the build says so before it starts, since their last digits then differ from the record's.
 book: venv models
-	@$(BIN)/python -c "import torch, sys; sys.exit(not (torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()))" || \
-	  echo "note: this CPU has no bf16 instructions, so the pruning and collapse chapters' bf16 passes run several times slower (benchmarks/README.md, 'bf16 without bf16 instructions')"
+	@$(BIN)/python -c "import sys; from attncoda.engine.bf16_products import native_bf16_cpu; sys.exit(not native_bf16_cpu())" || \
+	  echo "note: this CPU has no bf16 instructions, so the pruning and collapse chapters compute their bf16 products in float32 (methods page, 'Keep-one pruning'); their last digits differ from the record's"
 	$(BIN)/attncoda book
 
 test: venv test-models browser interop

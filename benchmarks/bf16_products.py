@@ -4,10 +4,11 @@ The pruning chapter scores every prune set with the forward pass under bfloat16 
 trains its bf16 runs the same way. A CPU with ``avx512_bf16`` or AMX runs those matrix products natively. Without
 them (an AVX2-only CPU, as on most laptops) torch 2.13 falls back to a generic kernel.
 
-The candidate fix, prototyped here and not yet in the package: a product of two bf16 numbers is exact in float32, and
-native kernels sum those products in float32. So every bf16 ``mm``, ``addmm``, ``bmm`` and ``baddbmm`` can run as the
-float32 op on the widened operands, rounded once to bf16 (:class:`Float32Products`). Only the order of the float32
-sums differs from a native kernel, as two native kernels (AMX, avx512_bf16) differ from each other.
+The package's path on such a CPU (``attncoda.engine.bf16_products``): a product of two bf16 numbers is exact in float32,
+and native kernels sum those products in float32. So every bf16 ``mm``, ``addmm``, ``bmm`` and ``baddbmm`` runs as the
+float32 op on the widened operands, rounded once to bf16 (``Float32Products``). Only the order of the float32 sums
+differs from a native kernel, as two native kernels (AMX, avx512_bf16) differ from each other. This script times both
+paths, forcing each with ``bf16_products(path=...)``.
 
 Three parts, each optional:
 
@@ -39,7 +40,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
+
+from attncoda.engine.bf16_products import bf16_products
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent
@@ -47,23 +49,10 @@ OUT = HERE / "results" / "bf16_products.json"
 sys.path.insert(0, str(HERE))
 from ratios import log_interval  # noqa: E402
 
-PRODUCTS = {torch.ops.aten.mm.default, torch.ops.aten.addmm.default, torch.ops.aten.bmm.default, torch.ops.aten.baddbmm.default}
 PATHS = ("float32", "bf16 native", "bf16 float32 products")
 SPREAD = ("039bf8d", "c15ac08")
 """The last record built on an Intel Xeon with AMX and the first built on an AMD EPYC with avx512_bf16 (as on the
 reproducibility page): the spread between two native bf16 CPUs."""
-
-
-class Float32Products(TorchDispatchMode):
-    """Inside the block, ``mm``, ``addmm``, ``bmm`` and ``baddbmm`` whose tensor operands are all bf16 run in float32
-    on the widened operands: ``bf16(float32(a) @ float32(b))``."""
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        tensors = [a for a in args if isinstance(a, torch.Tensor)]
-        if func in PRODUCTS and tensors and all(t.dtype == torch.bfloat16 for t in tensors):
-            return func(*[a.float() if isinstance(a, torch.Tensor) else a for a in args], **kwargs).to(torch.bfloat16)
-        return func(*args, **kwargs)
 
 
 def cpu() -> dict:
@@ -77,7 +66,7 @@ def path_block(path: str):
     """The forward passes inside run on ``path`` (one of :data:`PATHS`), as ``perplexity.precision`` runs them."""
     from attncoda.engine.perplexity import precision
 
-    with precision("float32" if path == "float32" else "bfloat16"), (Float32Products() if path.endswith("products") else contextlib.nullcontext()):
+    with bf16_products(path="float32" if path.endswith("products") else "native"), precision("float32" if path == "float32" else "bfloat16"):
         yield
 
 
@@ -128,7 +117,7 @@ def time_training(repeats: int, steps: int = 5) -> dict:
     ids = torch.randint(0, 89, (32, 128), generator=torch.Generator().manual_seed(0))
 
     def step_seconds(path: str) -> float:
-        with Float32Products() if path.endswith("products") else contextlib.nullcontext():
+        with bf16_products(path="float32" if path.endswith("products") else "native"):
             return precision_step_seconds(model, optimizer, ids, "float32" if path == "float32" else "bf16", steps)
 
     for path in PATHS:
@@ -190,7 +179,7 @@ def agreement(loaded) -> dict:
     ids = long_ids[: record.heldout["windows"]]
     steps = Steps(f"{model}: the record's prune sets, bf16 with float32 products", len(record.scored) + len(record.checks) + len(record.calibration))
     started = time.perf_counter()
-    with Float32Products():  # inside every bf16 block the sweep opens; float32 checks have no bf16 operands, so pass through
+    with bf16_products(path="float32"):  # every bf16 block the sweep opens inside keeps it; float32 checks have no bf16 operands
         scored = score(loaded, ids, unscored(record.scored), steps)
         checks = score(loaded, ids, unscored(record.checks), steps, len(scored))
         first = {(s.kind, tuple(s.heads)): s for s in scored}

@@ -36,6 +36,7 @@ SCRIPTS = [
     ("parallel_jobs.py", "the chapters' plans in 2 processes against one"),
     ("training_precision.py", "the collapse suite's training in float32 against bf16 autocast"),
     ("bf16_products.py", "bf16 passes on a CPU without bf16 instructions, natively and with float32 products"),
+    ("cold_book.py", "a cold `make book`: a fresh clone, an empty cache, every step timed"),
 ]
 
 
@@ -196,8 +197,37 @@ def bf16_paragraph() -> str:
         f"| the two native CPUs of the reproducibility page | {spread['median']:.1e} | {spread['p95']:.1e} | {spread['max']:.1e} |",
         "",
         f"{moved} of the {compared} pruning readings moved.",
-        "The package's bf16 passes do not use float32 products yet: that changes the package's source, so the record must be rebuilt with it.",
+        "On such a CPU the package takes this path (`attncoda.engine.bf16_products`), and caches its evaluations and checkpoints apart from native ones.",
     ])
+
+
+def cold_book_paragraph() -> str:
+    """The last cold ``make book``, from ``results/cold_book.json``: its time, each chapter's, and the record's agreement."""
+    path = HERE / "results" / "cold_book.json"
+    if not path.exists():
+        return "`cold_book.py` has not been run for this page."
+    data = json.loads(path.read_text())
+    cpu, record = data["cpu"], data["record"]
+    rows = sorted(data["chapters_s"].items(), key=lambda kv: -kv[1])
+    short = [(name, seconds) for name, seconds in rows if seconds < 60]
+    rows = [(f"chapter {name}", seconds) for name, seconds in rows if seconds >= 60]
+    if short:
+        rows.append((f"the other {len(short)} chapters ({', '.join(name for name, _ in short)})", sum(seconds for _, seconds in short)))
+    lines = [
+        f"`cold_book.py` at commit {data['commit'][:7]}, on an {cpu['model']} with {cpu['cores']} cores "
+        f"({'with' if cpu['native_bf16'] else 'without'} bf16 instructions), one run:",
+        f"{data['seconds'] / 60:.0f} minutes end to end, at a peak of {data['peak_rss_mb'] / 1024:.1f} GB.",
+        "",
+        "| step | minutes |",
+        "|---|---|",
+        *(f"| {name} | {seconds / 60:.1f} |" for name, seconds in rows),
+        f"| the environment, the models and the site | {data['rest_s'] / 60:.1f} |",
+        "",
+        f"Of the {record['compared']:,} numbers in the {record['files']} results files it wrote, {record['differing']:,} differ from the record's"
+        + (f" (by at most {record['largest_relative']:.1e} relative)." if record["differing"] else "."),
+        f"{len(record['readings_moved'])} of the {record['readings']} readings in words moved.",
+    ]
+    return "\n".join(lines)
 
 
 def page() -> str:
@@ -217,6 +247,10 @@ def page() -> str:
         "## The book's first build",
         "",
         costs_sentence(),
+        "",
+        "## A cold build",
+        "",
+        cold_book_paragraph(),
         "",
         "## The capture's cost",
         "",

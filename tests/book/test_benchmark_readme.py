@@ -121,3 +121,14 @@ def test_every_sentence_of_a_markdown_page_fits_in_one_breath(page):
     prose = re.sub(r"^```.*?^```", "", (ROOT / page).read_text(), flags=re.M | re.S)
     blocks = [re.sub(r"`[^`]*`", "X", line) for line in prose.splitlines() if line.strip() and not line.startswith("|")]
     assert not long_sentences(blocks, 40), f"{page}: sentences over 40 words: {long_sentences(blocks, 40)}"
+
+
+def test_the_cold_build_summary_reads_the_build_s_own_lines():
+    """cold_book.py takes the wall time and peak from /usr/bin/time -v and each chapter's time from the build's lines."""
+    import cold_book
+
+    log = ("chapter theory: running 01_theory_witness\nchapter theory: done in 5 s\nchapter pruning-x: done in 2344 s\n"
+           "\tElapsed (wall clock) time (h:mm:ss or m:ss): 1:20:22\n\tMaximum resident set size (kbytes): 4404019\n")
+    assert cold_book.wall_seconds(log) == 4822.0
+    assert {m["chapter"]: int(m["seconds"]) for m in cold_book.CHAPTER_DONE.finditer(log)} == {"theory": 5, "pruning-x": 2344}
+    assert max(int(m["kb"]) for m in cold_book.PEAK.finditer(log)) == 4404019

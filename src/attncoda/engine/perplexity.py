@@ -11,7 +11,8 @@ Held-out windows come from the corpus's held-out split (documents no signature e
 Each evaluation keeps every window's summed negative log-likelihood, so prune sets scored on the same
 windows can be compared window by window (a paired bootstrap). The forward pass runs in ``bfloat16``
 (``torch.autocast``: matrix products in bf16, softmax and norms in float32) or in ``float32``; the
-log-softmax of the logits is taken in float32 and the per-window sums in float64.
+log-softmax of the logits is taken in float32 and the per-window sums in float64. On a CPU without bf16
+instructions the bf16 products are computed in float32 on the bf16 operands (:mod:`.bf16_products`).
 
 Each evaluation is cached on disk (a JSON file per model, windows, dtype and pruned-head set), so an
 interrupted sweep resumes and a rerun reads its numbers back.
@@ -19,6 +20,7 @@ interrupted sweep resumes and a rerun reads its numbers back.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -30,6 +32,7 @@ import numpy as np
 from ..base.files import atomic_write_json
 from ..base.paths import cache_dir, slug
 from .ablation import ablate_heads
+from .bf16_products import bf16_products, products_path
 
 PROTOCOL = "ppl-2"
 DTYPES = ("bfloat16", "float32")
@@ -110,18 +113,23 @@ def _masked_nll(model, tokenizer, ids, progress_label=None, device="cpu") -> tup
 
 def _key(loaded, ids: np.ndarray, heads, dtype: str) -> str:
     """The cache key of one evaluation. A model off the CPU adds its device type: another device's kernels (and its
-    own bfloat16 autocast) give other bits, which must not be read back as the CPU's."""
+    own bfloat16 autocast) give other bits, which must not be read back as the CPU's. So does a bf16 pass whose products
+    are computed in float32 (:func:`~.bf16_products.products_path`)."""
     body = {"model": loaded.info.name, "weights": loaded.info.weights_sha256, "ids": hashlib.sha256(np.ascontiguousarray(ids).tobytes()).hexdigest(),
             "heads": sorted([int(layer), int(h)] for layer, h in heads), "protocol": PROTOCOL, "dtype": dtype}
     if loaded.input_device.type != "cpu":
         body["device"] = loaded.input_device.type
+    if dtype == "bfloat16" and products_path(loaded.input_device) != "native":
+        body["products"] = products_path(loaded.input_device)
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
 @contextmanager
-def precision(dtype: str, device="cpu"):
+def precision(dtype: str, device="cpu", products: str | None = None):
     """The forward passes inside run at ``dtype`` (see :data:`DTYPES`), without gradients, on ``device``: bfloat16 is
-    autocast on that device's type (a CUDA or XPU device's own autocast; the CPU's for the CPU and any other).
+    autocast on that device's type (a CUDA or XPU device's own autocast; the CPU's for the CPU and any other), its
+    matrix products on ``products`` (:func:`~.bf16_products.bf16_products`: by default native where the device has
+    bf16 instructions, else in float32).
 
     One block around many evaluations casts each weight to bf16 once: autocast caches the casts of
     parameters that require grad until the block ends. It does not under ``torch.inference_mode`` (every
@@ -132,7 +140,8 @@ def precision(dtype: str, device="cpu"):
     if dtype not in DTYPES:
         raise ValueError(f"unknown dtype {dtype!r}; use one of {', '.join(DTYPES)}")
     kind = torch.device(device).type
-    with torch.no_grad(), torch.autocast(kind if kind in AUTOCAST_DEVICES else "cpu", dtype=torch.bfloat16, enabled=dtype == "bfloat16"):
+    with (torch.no_grad(), torch.autocast(kind if kind in AUTOCAST_DEVICES else "cpu", dtype=torch.bfloat16, enabled=dtype == "bfloat16"),
+          bf16_products(device, products) if dtype == "bfloat16" else contextlib.nullcontext()):
         yield
 
 

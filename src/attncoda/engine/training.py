@@ -17,7 +17,9 @@ Hub. Text runs are GPT-NeoX (Pythia's architecture); task runs may use GPT-2's b
   the same bits as an uninterrupted one.
 * **Device.** A run trains where its ``device`` says (the CPU unless set): the model is initialized on the CPU with
   the run's seed, so every device starts from the same weights, then moved; bfloat16 autocast follows the device.
-  Checkpoints trained off the CPU are cached under a key of their own.
+  Checkpoints trained off the CPU are cached under a key of their own. On a CPU without bf16 instructions a bf16
+  run's matrix products are computed in float32 on the bf16 operands (:mod:`attncoda.engine.bf16_products`), and its
+  checkpoints are cached under a key of their own too.
 * **Monitor.** ``train(run, monitor=...)`` has an :class:`attncoda.engine.monitor.AttentionMonitor` observe the
   model at step 0 and at every checkpoint, as it trains: a forward pass in eval mode without gradients, which
   draws no random number, so the checkpoints keep their bits.
@@ -130,10 +132,15 @@ class SuiteRun:
 
     def key(self) -> str:
         """A hash of every field, the training code's version and the torch version (its kernels fix the last bits).
-        Fields added after the first suite are hashed only when they differ from their defaults, so its checkpoints keep their keys."""
+        Fields added after the first suite are hashed only when they differ from their defaults, so its checkpoints keep their keys;
+        a bf16 run whose products are computed in float32 (:func:`~.bf16_products.products_path`) adds that path."""
         import torch
 
+        from .bf16_products import products_path
+
         fields = {k: v for k, v in asdict(self).items() if (k not in CHOICES or v != CHOICES[k][0]) and (k not in LATE_DEFAULTS or v != LATE_DEFAULTS[k])}
+        if self.precision == "bf16" and products_path(self.device) != "native":
+            fields["products"] = products_path(self.device)
         text = json.dumps({**fields, "version": TRAINING_VERSION, "torch": torch.__version__}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -463,22 +470,26 @@ def _train(run: SuiteRun, last: int | None, schedule: list[int], monitor=None) -
 
 def train_step(model, optimizer, run: SuiteRun, batch, step: int) -> float:
     """One optimizer step of ``run`` at ``step``: the scheduled rate, the batch ``batch(step)`` on the model's device,
-    the run's precision (bfloat16 autocast on that device, or float32), gradients clipped to norm 1. Returns the
-    batch's loss."""
+    the run's precision (bfloat16 autocast on that device, its products on :func:`~.bf16_products.products_path`, or
+    float32), gradients clipped to norm 1. Returns the batch's loss."""
     import contextlib
 
     import torch
+
+    from .bf16_products import bf16_products
 
     for group in optimizer.param_groups:
         group["lr"] = learning_rate(step, run)
     device = next(model.parameters()).device
     ids, labels = (torch.as_tensor(x).to(device) for x in batch(step))
-    with torch.autocast(device.type, dtype=torch.bfloat16) if run.precision == "bf16" else contextlib.nullcontext():
-        loss = model(input_ids=ids, labels=labels).loss
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-    optimizer.step()
+    bf16 = run.precision == "bf16"
+    with bf16_products(device) if bf16 else contextlib.nullcontext():
+        with torch.autocast(device.type, dtype=torch.bfloat16) if bf16 else contextlib.nullcontext():
+            loss = model(input_ids=ids, labels=labels).loss
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
     return float(loss.detach())
 
 

@@ -83,10 +83,13 @@ class Options:
 
 
 def training_facts(run) -> dict:
-    """What the page and the results file say of a trained run: every setting, its size and its training time."""
+    """What the page and the results file say of a trained run: every setting, its size, its training time, its cache key
+    and, for a bf16 run, how its products were computed (:func:`~attncoda.engine.bf16_products.products_path`)."""
     from ..engine import training
+    from ..engine.bf16_products import products_path
 
-    return {**asdict(run), "parameters": training.parameter_count(run), "training_seconds": training.training_seconds(run), "cache_key": run.key()}
+    return {**asdict(run), "parameters": training.parameter_count(run), "training_seconds": training.training_seconds(run), "cache_key": run.key(),
+            "bf16_products": products_path(run.device) if run.precision == "bf16" else None}
 
 
 def monitor_probe(run, options: Options = Options()) -> np.ndarray:

@@ -109,17 +109,19 @@ def measure(model: str, seeds=SEEDS, n: int = N_WINDOWS, length: int = WINDOW_LE
     """Every per-model number of the chapter (signatures from the cache, computed when missing).
 
     The result is cached too (``$ATTNCODA_CACHE/measurements``), keyed by its signatures' cache keys, ``n_triples``
-    and the package source's hash, so the chapter's section pages share one computation. It is read back through
+    and the source of every package module this one can run (:func:`~attncoda.base.provenance.reachable_modules`), so
+    the chapter's section pages share one computation. It is read back through
     its JSON, so it is the same whether computed or read.
     """
     import json
 
-    from ..base.provenance import source_sha256
+    from ..base.provenance import modules_sha256, reachable_modules
     from ..engine.cache import KeyedJson
     from ..engine.signatures import cache_path, signature_sets
 
     sigs = signature_sets(model, tuple(seeds), n=n, length=length, batch_size=batch_size, progress=progress)
-    key = {"model": model, "signatures": [cache_path(s.meta).stem for s in sigs], "n_triples": int(n_triples), "source": source_sha256()}
+    key = {"model": model, "signatures": [cache_path(s.meta).stem for s in sigs], "n_triples": int(n_triples),
+           "source": modules_sha256(reachable_modules([__name__]))}
     entries = KeyedJson("measurements")
     path = entries.path(key)
     cached = entries.read(path)  # None when missing, damaged or another key's entry (named on stderr)

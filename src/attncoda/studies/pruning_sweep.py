@@ -227,6 +227,7 @@ def sweep(model: str, seeds=(0, 1, 2), sparsities=SPARSITIES, tie_draws: int = T
     """Tables 10-11 for one model (see the module docstring). Every perplexity is cached, so a rerun or an interrupted
     sweep resumes."""
     from ..engine.models import load_model, resolve
+    from ..engine.bf16_products import products_path
     from ..engine.perplexity import heldout_windows
     from ..engine.signatures import signature_sets
 
@@ -258,5 +259,6 @@ def sweep(model: str, seeds=(0, 1, 2), sparsities=SPARSITIES, tie_draws: int = T
     return PruningResult(model, json.loads(json.dumps(loaded.info.as_dict())), layers, heads, [int(s) for s in seeds], list(sparsities), float(focus),
                          {"windows": n_windows, "calibration_windows": calibration_windows, "length": length,
                           "tokens": scored[0].window_tokens and int(sum(scored[0].window_tokens)),
-                          "kind": "pseudo" if not loaded.info.causal else "causal", "dtype": dtype},
+                          "kind": "pseudo" if not loaded.info.causal else "causal", "dtype": dtype,
+                          "bf16_products": products_path(loaded.input_device)},
                          scored, checked, study, todo.ties, {**stakes, "alternative_sink": first.alternative_sink}, time.perf_counter() - started)
