@@ -65,9 +65,14 @@ def test_code_version_names_commit_hash_and_cleanliness():
         assert isinstance(info["clean"], bool)
 
 
-def test_code_version_names_the_modules_this_process_imported():
+def test_code_version_names_the_modules_this_process_imported_and_all_they_can_run():
+    """A number read from the cache was computed by code this process may never have imported: the module that reads
+    the entry computes it on a miss, so the closure of the imported modules names that code too."""
+    import attncoda.engine.signatures  # noqa: F401  (reads and computes signatures; the capture is imported only on a miss)
+
     info = code_version()
     assert "attncoda.base.provenance" in info["modules"] and "attncoda.face.chapters" in info["modules"]
+    assert {"attncoda.engine.signatures", "attncoda.engine.capture", "attncoda.engine.score_capture"} <= set(info["modules"])
     assert info["modules"] == sorted(info["modules"])
     assert info["modules_sha256"] == modules_sha256(info["modules"])
 

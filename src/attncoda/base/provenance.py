@@ -1,8 +1,11 @@
 """What produced a result: the code (commit, a hash of the package source, a clean tree), the libraries, the run.
 
-A result names the package modules imported by the process that wrote it (every module that computed its numbers
-there is among them) and a hash of their source (:func:`modules_sha256`): it stays current until one of those modules
-changes, so a change elsewhere in the package does not make it stale. Nothing here records a path of the machine that
+A result names the package modules that can have computed its numbers and a hash of their source
+(:func:`modules_sha256`): the modules the writing process imported and every module their code can run
+(:func:`reachable_modules`). The closure matters because a number read from the cache was computed by code this
+process never imported (signatures captured by an earlier run), and the module that reads a cache entry is the one
+that computes it on a miss. A result stays current until one of those modules changes, so a change elsewhere in the
+package does not make it stale. Nothing here records a path of the machine that
 ran the code.
 """
 
@@ -126,13 +129,14 @@ def _git(*args: str, where: Path = PACKAGE_DIR) -> str | None:
 
 
 def code_version(package_dir: Path = PACKAGE_DIR) -> dict:
-    """The package version, the hash of its whole source, the package modules this process has imported with
-    :func:`modules_sha256` of them, and, in a git checkout, the commit and whether the code was clean.
+    """The package version, the hash of its whole source, the package modules this process's numbers can come from
+    (:func:`reachable_modules` of those it has imported) with :func:`modules_sha256` of them, and, in a git checkout,
+    the commit and whether the code was clean.
 
     ``clean`` is True when ``git status --porcelain -- src notebooks``, run at the repository's top folder (git reads
     pathspecs relative to the folder it runs in), lists nothing: no tracked file changed and no untracked file added.
     """
-    modules = loaded_modules()
+    modules = reachable_modules(loaded_modules(), package_dir)
     info = {"attncoda": installed_version("attncoda"), "source_sha256": source_sha256(package_dir), "modules": modules,
             "modules_sha256": modules_sha256(modules, package_dir)}
     commit = _git("rev-parse", "HEAD", where=package_dir)
