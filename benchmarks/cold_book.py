@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -111,7 +112,7 @@ def build(keep: bool) -> dict:
         sys.exit(f"make book failed (exit {done.returncode}); its log is {tmp / 'build.log'}")
     out = summary(log, clone, wall_seconds(log))
     if not keep:
-        subprocess.run(["rm", "-rf", str(tmp)])
+        shutil.rmtree(tmp)
     return out
 
 

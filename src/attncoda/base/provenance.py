@@ -5,8 +5,7 @@ A result names the package modules that can have computed its numbers and a hash
 (:func:`reachable_modules`). The closure matters because a number read from the cache was computed by code this
 process never imported (signatures captured by an earlier run), and the module that reads a cache entry is the one
 that computes it on a miss. A result stays current until one of those modules changes, so a change elsewhere in the
-package does not make it stale. Nothing here records a path of the machine that
-ran the code.
+package does not make it stale. Nothing here records a path of the machine that ran the code.
 """
 
 from __future__ import annotations
@@ -101,6 +100,11 @@ def modules_sha256(modules, package_dir: Path = PACKAGE_DIR) -> str:
         digest.update(name.encode() + b"\0")
         digest.update((path.read_bytes() if path else b"<missing>") + b"\0")
     return digest.hexdigest()
+
+
+def closure_sha256(roots, package_dir: Path = PACKAGE_DIR) -> str:
+    """:func:`modules_sha256` of :func:`reachable_modules` of ``roots``: the source of everything ``roots`` can run."""
+    return modules_sha256(reachable_modules(roots, package_dir), package_dir)
 
 
 def notebook_imports(notebook: Path) -> set[str]:

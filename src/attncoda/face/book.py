@@ -170,14 +170,14 @@ def chapter_key(chapter, model: str | None, profile: str, parameters: dict | Non
 
     An executed copy whose key is unchanged (and whose results files exist) is reused instead of rerun.
     """
-    from ..base.provenance import modules_sha256, notebook_imports, reachable_modules
+    from ..base.provenance import closure_sha256, notebook_imports
     from ..engine.models import load_options
 
     root = repo_root()
     notebook = root / "notebooks" / f"{chapter.notebook}.ipynb"
     h = hashlib.sha256()
     h.update(notebook.read_bytes())
-    source = modules_sha256(reachable_modules(notebook_imports(notebook)))
+    source = closure_sha256(notebook_imports(notebook))
     h.update(json.dumps({"model": model, "profile": profile, "parameters": parameters or {}, "source": source,
                          "load": load_options()}, sort_keys=True).encode())
     for name in INPUTS:
