@@ -10,7 +10,8 @@ and the site are built from nothing), and records:
   and which readings in words moved (`attncoda.face.cross_machine`);
 * the CPU (its bf16 instructions decide the pruning and collapse chapters' path).
 
-Writes `benchmarks/results/cold_book.json`. One run takes over an hour on a 2-core machine; run it alone.
+Writes `benchmarks/results/cold_book.json`: one run per CPU model (a new run replaces the same CPU's, so machines of
+different kinds stay side by side). One run takes about an hour or more on a 2-core machine; run it alone.
 
 Usage: python benchmarks/cold_book.py [--keep]
        python benchmarks/cold_book.py --summarize LOG CLONE   (a build run by hand the same way: `/usr/bin/time -v make
@@ -92,9 +93,23 @@ def main() -> dict:
         out = summary(log, clone, wall_seconds(log))
     else:
         out = build(keep=args.keep)
-    OUT.write_text(json.dumps(out, indent=1) + "\n")
+    OUT.write_text(json.dumps({"runs": with_run(previous_runs(), out)}, indent=1) + "\n")
     print(json.dumps(out, indent=1), flush=True)
     return out
+
+
+def previous_runs() -> list[dict]:
+    """The runs already in ``results/cold_book.json`` (a file of one run, as the script first wrote it, is a list of one)."""
+    if not OUT.exists():
+        return []
+    data = json.loads(OUT.read_text())
+    return data["runs"] if "runs" in data else [data]
+
+
+def with_run(runs: list[dict], run: dict) -> list[dict]:
+    """``runs`` with ``run`` in place of any run on the same CPU model, slowest CPU first."""
+    kept = [r for r in runs if r["cpu"]["model"] != run["cpu"]["model"]]
+    return sorted(kept + [run], key=lambda r: -r["seconds"])
 
 
 def build(keep: bool) -> dict:

@@ -202,32 +202,48 @@ def bf16_paragraph() -> str:
 
 
 def cold_book_paragraph() -> str:
-    """The last cold ``make book``, from ``results/cold_book.json``: its time, each chapter's, and the record's agreement."""
+    """The cold ``make book`` runs in ``results/cold_book.json`` (one per CPU model), side by side: the whole build, each
+    chapter's time, and the record's agreement."""
     path = HERE / "results" / "cold_book.json"
     if not path.exists():
         return "`cold_book.py` has not been run for this page."
-    data = json.loads(path.read_text())
-    cpu, record = data["cpu"], data["record"]
-    rows = sorted(data["chapters_s"].items(), key=lambda kv: -kv[1])
-    short = [(name, seconds) for name, seconds in rows if seconds < 60]
-    rows = [(f"chapter {name}", seconds) for name, seconds in rows if seconds >= 60]
-    if short:
-        rows.append((f"the other {len(short)} chapters ({', '.join(name for name, _ in short)})", sum(seconds for _, seconds in short)))
+    import cold_book
+
+    runs = cold_book.previous_runs()
+    order = sorted(runs[0]["chapters_s"], key=lambda name: -runs[0]["chapters_s"][name])
+    long = [name for name in order if any(r["chapters_s"].get(name, 0) >= 60 for r in runs)]
+    short = [name for name in order if name not in long]
+
+    def row(label, values):
+        return f"| {label} | " + " | ".join(values) + " |"
+
+    def minutes(seconds):
+        return f"{seconds / 60:.1f}"
+
+    def cpu_label(r):
+        return f"{r['cpu']['model']} ({'with' if r['cpu']['native_bf16'] else 'without'} bf16 instructions), commit {r['commit'][:7]}"
+
     lines = [
-        f"`cold_book.py` at commit {data['commit'][:7]}, on an {cpu['model']} with {cpu['cores']} cores "
-        f"({'with' if cpu['native_bf16'] else 'without'} bf16 instructions), one run:",
-        f"{data['seconds'] / 60:.0f} minutes end to end, at a peak of {data['peak_rss_mb'] / 1024:.1f} GB.",
+        (f"`cold_book.py` ran once on each of {len(runs)} kinds of machine" if len(runs) > 1 else "`cold_book.py` ran once")
+        + f", with {runs[0]['cpu']['cores']} cores. The times are minutes.",
         "",
-        "| step | minutes |",
-        "|---|---|",
-        *(f"| {name} | {seconds / 60:.1f} |" for name, seconds in rows),
-        f"| the environment, the models and the site | {data['rest_s'] / 60:.1f} |",
-        "",
-        f"Of the {record['compared']:,} numbers in the {record['files']} results files it wrote, {record['differing']:,} differ from the record's"
-        + (f" (by at most {record['largest_relative']:.1e} relative)." if record["differing"] else "."),
-        f"{len(record['readings_moved'])} of the {record['readings']} readings in words moved.",
+        row("step", [cpu_label(r) for r in runs]),
+        "|---|" + "---|" * len(runs),
+        row("**whole build**", [f"**{minutes(r['seconds'])}**" for r in runs]),
+        *(row(f"chapter {name}", [minutes(r["chapters_s"].get(name, 0)) for r in runs]) for name in long),
+        row(f"the other {len(short)} chapters ({', '.join(short)})", [minutes(sum(r["chapters_s"].get(n, 0) for n in short)) for r in runs]),
+        row("the environment, the models and the site", [minutes(r["rest_s"]) for r in runs]),
+        row("peak memory (GB)", [f"{r['peak_rss_mb'] / 1024:.1f}" for r in runs]),
+        row("numbers that differ from the record's", [agreement(r["record"]) for r in runs]),
+        row("readings in words that moved", [f"{len(r['record']['readings_moved'])} of {r['record']['readings']}" for r in runs]),
     ]
     return "\n".join(lines)
+
+
+def agreement(record: dict) -> str:
+    """How many of a cold build's numbers differ from the committed record's, and by how much at most."""
+    differing = f"{record['differing']:,} of {record['compared']:,}"
+    return differing + (f" (at most {record['largest_relative']:.1e} relative)" if record["differing"] else "")
 
 
 def page() -> str:

@@ -132,3 +132,17 @@ def test_the_cold_build_summary_reads_the_build_s_own_lines():
     assert cold_book.wall_seconds(log) == 4822.0
     assert {m["chapter"]: int(m["seconds"]) for m in cold_book.CHAPTER_DONE.finditer(log)} == {"theory": 5, "pruning-x": 2344}
     assert max(int(m["kb"]) for m in cold_book.PEAK.finditer(log)) == 4404019
+
+
+def test_a_cold_build_replaces_only_the_run_of_its_own_cpu():
+    """results/cold_book.json keeps one run per CPU model: a new run on a known CPU replaces that CPU's, a run on a new
+    CPU is added, and the slowest build comes first."""
+    import cold_book
+
+    def run(model, seconds):
+        return {"cpu": {"model": model}, "seconds": seconds}
+
+    runs = cold_book.with_run([run("AMD EPYC", 5130.0)], run("Intel Xeon", 3600.0))
+    assert [(r["cpu"]["model"], r["seconds"]) for r in runs] == [("AMD EPYC", 5130.0), ("Intel Xeon", 3600.0)]
+    runs = cold_book.with_run(runs, run("AMD EPYC", 3000.0))
+    assert [(r["cpu"]["model"], r["seconds"]) for r in runs] == [("Intel Xeon", 3600.0), ("AMD EPYC", 3000.0)]
