@@ -60,7 +60,15 @@ def cpu() -> dict:
 
     model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")), "?") \
         if Path("/proc/cpuinfo").exists() else "?"
-    return {"model": model, "cores": os.cpu_count(), "capability": torch.backends.cpu.get_cpu_capability(), "native_bf16": native_bf16_cpu()}
+    flags = next((set(line.split(":", 1)[1].split()) for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("flags")), set()) \
+        if Path("/proc/cpuinfo").exists() else set()
+    return {"model": model, "cores": os.cpu_count(), "capability": torch.backends.cpu.get_cpu_capability(), "native_bf16": native_bf16_cpu(),
+            "bf16_units": [unit for unit in BF16_UNITS if unit in flags]}
+
+
+BF16_UNITS = ("amx_bf16", "avx512_bf16")
+"""The CPU flags of bf16 matrix units (AMX tiles, AVX-512 dot products): they set the speed of the bf16 chapters, and
+their rounding is one source of a record's cross-CPU differences."""
 
 
 def record_agreement(built: Path) -> dict:

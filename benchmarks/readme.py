@@ -220,8 +220,12 @@ def cold_book_paragraph() -> str:
     def minutes(seconds):
         return f"{seconds / 60:.1f}"
 
+    def machine(r):
+        return r["cpu"]["model"].replace("(R)", "").replace(" Processor", "")
+
     def cpu_label(r):
-        return f"{r['cpu']['model']} ({'with' if r['cpu']['native_bf16'] else 'without'} bf16 instructions), commit {r['commit'][:7]}"
+        units = r["cpu"].get("bf16_units") or (["avx512_bf16"] if r["cpu"]["native_bf16"] else [])
+        return f"{machine(r)} ({', '.join(units) or 'no bf16 instructions'}), commit {r['commit'][:7]}"
 
     lines = [
         (f"`cold_book.py` ran once on each of {len(runs)} kinds of machine" if len(runs) > 1 else "`cold_book.py` ran once")
@@ -236,8 +240,22 @@ def cold_book_paragraph() -> str:
         row("peak memory (GB)", [f"{r['peak_rss_mb'] / 1024:.1f}" for r in runs]),
         row("numbers that differ from the record's", [agreement(r["record"]) for r in runs]),
         row("readings in words that moved", [f"{len(r['record']['readings_moved'])} of {r['record']['readings']}" for r in runs]),
+        "",
+        *(f"The {machine(r)}'s build gives the record's numbers to the bit." for r in runs if not r["record"]["differing"]),
+        "A build on another CPU rounds its products differently. The float32 chapters then differ in their last digits. "
+        "The bf16 chapters differ more: collapse trains its models in bf16, so its checkpoints and the readings on them can move.",
+        *(f"On the {machine(r)}, the readings that moved are in {moved_files(r['record'])}." for r in runs if r["record"]["readings_moved"]),
+        "The reproducibility page compares two such records chapter by chapter.",
     ]
     return "\n".join(lines)
+
+
+def moved_files(record: dict) -> str:
+    """Which results files a cold build's moved readings are in, with how many in each."""
+    counts: dict[str, int] = {}
+    for moved in record["readings_moved"]:
+        counts[moved["file"]] = counts.get(moved["file"], 0) + 1
+    return ", ".join(f"`{file}` ({n})" for file, n in counts.items())
 
 
 def agreement(record: dict) -> str:
