@@ -121,3 +121,15 @@ def test_processes_and_a_dask_cluster_write_the_serial_cache_and_results_byte_fo
     assert (tmp_path / "workers" / "signatures").is_dir(), "the Dask workers computed in their own caches"
 
     assert chapter_results("serial") == chapter_results("processes") == chapter_results("client")
+
+
+def test_training_runs_are_computed_alone_and_first():
+    """A local parallel build trains the collapse suite's runs one at a time before any other lookup starts (two at once
+    can leave a serial build's bits); the other lookups keep their order."""
+    from attncoda.face.precompute import alone_first
+
+    lookups = [Lookup.of("signatures", "m", 0, {"n": 4}), Lookup.of("suite_run", "run-a", 0, {"steps": 4}),
+               Lookup.of("head_distances", "m", 1, {"n": 4}), Lookup.of("suite_run", "run-b", 0, {"steps": 4})]
+    training, rest = alone_first(lookups)
+    assert [lookup.model for lookup in training] == ["run-a", "run-b"]
+    assert [lookup.kind for lookup in rest] == ["signatures", "head_distances"]
