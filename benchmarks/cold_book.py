@@ -58,10 +58,9 @@ def cpu() -> dict:
 
     from attncoda.engine.bf16_products import native_bf16_cpu
 
-    model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")), "?") \
-        if Path("/proc/cpuinfo").exists() else "?"
-    flags = next((set(line.split(":", 1)[1].split()) for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("flags")), set()) \
-        if Path("/proc/cpuinfo").exists() else set()
+    info = Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").exists() else []
+    model = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), "?")
+    flags = next((set(line.split(":", 1)[1].split()) for line in info if line.startswith("flags")), set())
     return {"model": model, "cores": os.cpu_count(), "capability": torch.backends.cpu.get_cpu_capability(), "native_bf16": native_bf16_cpu(),
             "bf16_units": [unit for unit in BF16_UNITS if unit in flags]}
 
