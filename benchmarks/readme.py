@@ -37,6 +37,7 @@ SCRIPTS = [
     ("training_precision.py", "the collapse suite's training in float32 against bf16 autocast"),
     ("bf16_products.py", "bf16 passes on a CPU without bf16 instructions, natively and with float32 products"),
     ("cold_book.py", "a cold `make book`: a fresh clone, an empty cache, every step timed"),
+    ("parallel_training.sh", "two of the collapse suite's runs trained at once against one after the other, and whether their weights agree"),
 ]
 
 

@@ -102,8 +102,9 @@ def store(files: dict[str, bytes]) -> int:
 def alone_first(lookups: list[Lookup]) -> tuple[list[Lookup], list[Lookup]]:
     """``(training runs, the rest)``: on one machine the collapse suite's runs are trained one at a time, before the
     other lookups start. Two runs trained at once on a 2-core machine took 3.4× [2.6, 4.5] as long as one after the
-    other (`gpt2-1x1`, 3 rounds, 95 % t interval of the log ratio), and one of them sometimes left the bits of the run trained alone from its first step (always the same other
-    bits, cause not yet found): a serial build's record would not match them."""
+    other (``benchmarks/parallel_training.sh``: ``gpt2-1x1``, 3 rounds, 95 % t interval of the log ratio). And one of
+    them sometimes left the bits of the run trained alone from its first step (always the same other bits, cause not
+    yet found): a serial build's record would not match them."""
     training = [lookup for lookup in lookups if lookup.kind == "suite_run"]
     return training, [lookup for lookup in lookups if lookup.kind != "suite_run"]
 
