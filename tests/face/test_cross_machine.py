@@ -30,9 +30,19 @@ def test_the_committed_comparison_is_what_the_page_states():
     rec = json.loads(path.read_text())
     from attncoda.studies import scorecard
 
-    assert set(rec["verdicts"]) == set(scorecard.RULES), "the rules changed: python -m attncoda.face.cross_machine 039bf8d c15ac08 NOTE"
+    assert set(rec["verdicts"]) == set(scorecard.RULES), "the rules changed: python -m attncoda.face.cross_machine BEFORE AFTER NOTE"
     rows = reproducibility.cross_cpu_rows(path)
     assert {r["chapter"] for r in rows} == set(rec["chapters"]) and "collapse" in rec["chapters"]
     sentence = reproducibility.cross_cpu_sentence(path)
     moved = [k for k, v in rec["verdicts"].items() if v["before"] != v["after"]]
     assert (f"{len(moved)} of {len(rec['verdicts'])} scorecard verdicts moved" in sentence) if moved else "are the same on both" in sentence
+    for chapter, c in rec["chapters"].items():
+        if c["numbers"]["differing"]:
+            assert chapter in sentence.split("Numbers moved in")[1].split(".")[0], f"{chapter}'s numbers moved and the sentence must name it"
+
+
+def test_a_relative_change_has_a_floor_so_numbers_near_zero_do_not_lead():
+    before = {"x": {"m": {"p": 1e-5, "perplexity": 100.0}}}
+    after = {"x": {"m": {"p": 2e-5, "perplexity": 104.0}}}
+    numbers = cross_machine.compare_records(before, after, paper_reference())["chapters"]["x"]["numbers"]
+    assert numbers["where"] == "m/perplexity" and numbers["largest_relative"] == round(4 / 104, 12)

@@ -20,7 +20,11 @@ READING_KEYS = ("reading", "outcome", "direction")
 
 DIAGNOSTICS = ("residual", "log_difference")
 """Round-off diagnostics (Lemma 1's residual, the float32 path's log difference): another machine's rounding changes
-them by definition, so they are counted but left out of the largest relative difference."""
+them by definition, so they are counted but left out of the relative changes."""
+
+FLOOR = 0.01
+"""The floor of a relative change's denominator: ``|x − y| / max(|x|, |y|, FLOOR)``. A number near zero that no reading
+rests on (a p-value of 1e-5, a lower bound of 0.001) would otherwise show a large relative change from a tiny one."""
 
 
 def _leaves(value, path=""):
@@ -35,16 +39,27 @@ def _leaves(value, path=""):
         yield path, value
 
 
-def number_changes(before, after) -> dict:
-    """How many numbers two results files hold in the same place, how many differ, and the largest relative difference
-    (``|x − y| / max(|x|, |y|)``).
+def relative_change(x: float, y: float) -> float:
+    """How far two readings of one number differ, relative to the larger, with the :data:`FLOOR`.
 
-    >>> number_changes({"a": 1.0, "b": [2.0, 3.0]}, {"a": 1.0, "b": [2.0, 3.3]})
-    {'compared': 3, 'differing': 1, 'largest_relative': 0.090909090909, 'where': '/b[1]'}
+    >>> relative_change(100.0, 101.0), relative_change(0.0001, 0.0002)
+    (0.00990099009901, 0.01)
+    """
+    return round(abs(x - y) / max(abs(x), abs(y), FLOOR), 14)
+
+
+def number_changes(before, after) -> dict:
+    """How many numbers two results files hold in the same place, how many differ, the largest relative change
+    (:func:`relative_change`) with where it is, and the relative changes of the differing numbers, round-off
+    diagnostics left out.
+
+    >>> n = number_changes({"a": 1.0, "b": [2.0, 3.0]}, {"a": 1.0, "b": [2.0, 3.3]})
+    >>> n["compared"], n["differing"], n["largest_relative"], n["where"]
+    (3, 1, 0.090909090909, '/b[1]')
     """
     theirs = dict(_leaves(after))
     compared = differing = 0
-    largest, where = 0.0, ""
+    largest, where, changes = 0.0, "", []
     for path, x in _leaves(before):
         y = theirs.get(path)
         if isinstance(x, bool) or not isinstance(x, (int, float)) or isinstance(y, bool) or not isinstance(y, (int, float)):
@@ -52,10 +67,13 @@ def number_changes(before, after) -> dict:
         compared += 1
         if x != y and not (math.isnan(x) and math.isnan(y)):
             differing += 1
-            relative = abs(x - y) / max(abs(x), abs(y))
-            if relative > largest and not any(d in path for d in DIAGNOSTICS):
+            if any(d in path for d in DIAGNOSTICS) or math.isnan(x) or math.isnan(y):
+                continue
+            relative = relative_change(x, y)
+            changes.append(relative)
+            if relative > largest:
                 largest, where = relative, path
-    return {"compared": compared, "differing": differing, "largest_relative": round(largest, 12), "where": where}
+    return {"compared": compared, "differing": differing, "largest_relative": round(largest, 12), "where": where, "changes": changes}
 
 
 def reading_changes(before, after) -> dict:
@@ -83,21 +101,24 @@ def compare_records(before: dict, after: dict, paper: dict) -> dict:
     for chapter in sorted(set(before) & set(after)):
         numbers = {"compared": 0, "differing": 0, "largest_relative": 0.0, "where": ""}
         readings = {"compared": 0, "moved": []}
+        changes = []
         for name in sorted(set(before[chapter]) & set(after[chapter])):
             n = number_changes(before[chapter][name], after[chapter][name])
             numbers["compared"] += n["compared"]
             numbers["differing"] += n["differing"]
+            changes += n["changes"]
             if n["largest_relative"] > numbers["largest_relative"]:
                 numbers["largest_relative"], numbers["where"] = n["largest_relative"], f"{name}{n['where']}"
             r = reading_changes(before[chapter][name], after[chapter][name])
             readings["compared"] += r["compared"]
             readings["moved"] += [{**m, "where": f"{name}{m['where']}"} for m in r["moved"]]
+        numbers["median_relative"] = round(float(sorted(changes)[len(changes) // 2]), 12) if changes else 0.0
         chapters[chapter] = {"numbers": numbers, "readings": readings}
     verdicts = {}
     for key in scorecard.RULES:
         a, b = scorecard.RULES[key](before, paper), scorecard.RULES[key](after, paper)
         verdicts[key] = {"before": a.verdict, "after": b.verdict}
-    return {"chapters": chapters, "verdicts": verdicts}
+    return {"floor": FLOOR, "chapters": chapters, "verdicts": verdicts}
 
 
 def _record_at(commit: str) -> dict:

@@ -72,30 +72,36 @@ def cross_machine_sentence(path, current: str) -> str:
 
 def cross_cpu_rows(path) -> list[dict]:
     """One row per chapter of the committed two-CPU comparison (:mod:`attncoda.face.cross_machine`): how many numbers
-    moved and how far, and how many readings in words moved."""
+    moved, their median and largest relative change (with the comparison's floor), and how many readings in words moved."""
     if not path.exists():
         return []
     rec = json.loads(path.read_text())
+    change = lambda x: f"{x:.1e}" if x else "0"
     return [{"chapter": chapter, "numbers": f"{c['numbers']['compared']:,}", "differ": f"{c['numbers']['differing']:,}",
-             "largest relative change": f"{c['numbers']['largest_relative']:.1e}" if c["numbers"]["largest_relative"] else "0",
+             "median relative change": change(c["numbers"].get("median_relative", 0.0)),
+             "largest relative change": change(c["numbers"]["largest_relative"]),
              "where": c["numbers"]["where"] or "—",
              "readings moved": f"{len(c['readings']['moved'])} of {c['readings']['compared']}"}
             for chapter, c in rec["chapters"].items()]
 
 
 def cross_cpu_sentence(path) -> str:
-    """What the two-CPU comparison says, in short sentences: which records, how many scorecard verdicts moved, and
-    which chapters moved a reading."""
+    """What the two-CPU comparison says, in short sentences: which records, how many scorecard verdicts moved, every
+    chapter whose numbers moved with its median and largest relative change, and which chapters moved a reading."""
     if not path.exists():
         return "No two-CPU comparison is committed (python -m attncoda.face.cross_machine writes one)."
     rec = json.loads(path.read_text())
     moved_verdicts = [k for k, v in rec["verdicts"].items() if v["before"] != v["after"]]
     moved = {ch: len(c["readings"]["moved"]) for ch, c in rec["chapters"].items() if c["readings"]["moved"]}
     exact = [ch for ch, c in rec["chapters"].items() if c["numbers"]["differing"] == 0]
+    changed = {ch: c["numbers"] for ch, c in rec["chapters"].items() if c["numbers"]["differing"]}
     text = f"Compared: {rec['note']}. " if rec.get("note") else f"Compared: the records of {rec['before']} and {rec['after']}. "
     text += (f"All {len(rec['verdicts'])} scorecard verdicts are the same on both. " if not moved_verdicts
              else f"{len(moved_verdicts)} of {len(rec['verdicts'])} scorecard verdicts moved: {', '.join(moved_verdicts)}. ")
     text += (f"Every number of {' and '.join(exact)} is identical. " if exact else "")
+    if changed:
+        text += (f"Numbers moved in {len(changed)} chapters: {', '.join(changed)}. The table gives each one's median and largest "
+                 f"relative change, |x − y| / max(|x|, |y|, {rec.get('floor', 0.01):g}). ")
     text += ("No reading in words moved in any chapter." if not moved else
              "Readings in words moved only in " + ", ".join(f"{ch} ({n})" for ch, n in moved.items()) + ".")
     return text
