@@ -36,3 +36,8 @@ def test_the_repository_address_is_the_same_everywhere():
         sources = "".join("".join(c["source"]) for c in json.loads(nb.read_text())["cells"])
         assert not re.findall(r"github\.com/|^REPOSITORY = ", sources, flags=re.M), f"{nb.name} names a repository address of its own"
     assert url in (ROOT / "README.md").read_text()
+
+
+def test_a_reader_can_report_an_error_from_the_page_it_is_on():
+    html = yaml.safe_load((ROOT / "_config.yml").read_text())["html"]
+    assert html["use_issues_button"] is True and html["use_repository_button"] is True
