@@ -28,7 +28,7 @@ def test_a_moved_reading_and_a_moved_number_are_found_and_a_diagnostic_is_not_th
 def test_the_committed_comparison_is_what_the_page_states():
     path = ROOT / "data" / "verify" / "cross_cpu.json"
     rec = json.loads(path.read_text())
-    from attncoda.studies import scorecard
+    from attncoda.studies import claims as scorecard
 
     assert set(rec["verdicts"]) == set(scorecard.RULES), "the rules changed: python -m attncoda.face.cross_machine BEFORE AFTER NOTE"
     rows = reproducibility.cross_cpu_rows(path)

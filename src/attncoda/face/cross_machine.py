@@ -3,7 +3,7 @@
 A record is every results file of a book build (``{chapter: {name: numbers}}``, :func:`~attncoda.face.results.read_record`).
 For each chapter this counts the numbers that differ and the largest relative difference, then compares what the
 numbers *say*: every reading a results file names (a field called ``reading``, ``outcome`` or ``direction``), and the
-scorecard's verdicts (:mod:`attncoda.studies.scorecard`). The reproducibility page shows the committed comparison,
+scorecard's verdicts (:mod:`attncoda.studies.claims`). The reproducibility page shows the committed comparison,
 ``data/verify/cross_cpu.json``; ``python -m attncoda.face.cross_machine BEFORE AFTER`` writes it from two commits whose
 records were built on different machines.
 """
@@ -95,7 +95,7 @@ def reading_changes(before, after) -> dict:
 
 def compare_records(before: dict, after: dict, paper: dict) -> dict:
     """Per chapter: the numbers and readings that moved between two records, and the scorecard verdicts at each."""
-    from ..studies import scorecard
+    from ..studies import claims as scorecard
 
     chapters = {}
     for chapter in sorted(set(before) & set(after)):

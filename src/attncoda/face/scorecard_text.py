@@ -1,8 +1,5 @@
-"""The scorecard's words: each row's quote from the paper with its place, the paper's numbers and ours, the scope, and
-the opening of each chapter. Verdicts come from :mod:`attncoda.studies.scorecard`; nothing here decides anything.
-
-A claim's number is printed by one function, :func:`ours_text`: the scorecard's row and the chapter's opening both
-call it, and the chapter bodies that state the same reading call :func:`claim_number`."""
+"""The scorecard's words: each claim in our words, the paper's number and ours as the page shows them, and the opening
+of each chapter. Verdicts come from :mod:`attncoda.studies.scorecard`; nothing here decides anything."""
 
 from __future__ import annotations
 
@@ -11,28 +8,39 @@ import math
 from ..studies import scorecard as sc
 from ..studies.scorecard import Verdict
 
-FORMATS = {
-    "sink_premise": "share", "reversal_range": "pct", "rates_rise": "slope", "collapse_disagreement": "pct", "deviation": "points",
-    "predictor": "share", "witness": "count", "taxonomy": "ari", "aggregation": "pct", "small_parts": "share",
-    "js_content_rho": "ari", "temperature": "pct", "retention": "share", "sink_set": "pct", "js_cross_ari": "ari",
-    "clustering": "ari", "collapse_share": "share", "collapse_share_ladder": "share", "share_scale": "share",
-    "training_rise": "share", "blow_up": "fold", "channel": "log",
+CLAIMS = {
+    "table1": "Three hand-written rows reverse the verdicts of cosine, JS and Euclidean distance (Table 1)",
+    "figure6": "Cosine's verdict reverses on most of the simplex (Figure 6)",
+    "curves_rise": "On synthetic heads, flip rates rise with sink mass (Figure 3's curves)",
+    "reversal_range": "17–47 % of closer-head verdicts flip with the convention",
+    "rates_rise": "Across real models, flip rates rise with sink mass",
+    "content_none": "The content distance d_A^⊥ flips no verdict",
+    "taxonomy": "Head taxonomies change with the convention, but not under d_A^⊥ (Table 5)",
+    "clustering": "BERT's [SEP]-head family is an artifact of keeping the sink (Table 9)",
+    "collapse_share": "Most of the entropy fall in training is the sink (30–95 %)",
+    "share_scale": "The sink's share of the fall rises with model scale",
+    "training_rise": "Across training, flip rates rise with sink mass (Figure 5a)",
+    "blow_up": "Pruning by the wrong channel inflates perplexity more than 100×",
+    "js_worse": "Pruning by JS is worse than pruning by d_A^⊥",
+    "predictor": "The frozen predictor's record: one confirmation, one abstention, one failure",
+    "deviation": "Real models sit within a few points of the frozen curves (Figure 3)",
+    "temperature": "One temperature changes no d_A^⊥ verdict, but some JS′ ones (Table 8)",
 }
-"""How each claim's scale is printed."""
+"""Each claim, in our words."""
+
+CHAPTERS = {"table1": "1", "figure6": "1", "curves_rise": "2", "reversal_range": "3", "rates_rise": "3", "content_none": "3",
+            "taxonomy": "3.2", "clustering": "5", "collapse_share": "4", "share_scale": "4", "training_rise": "4", "blow_up": "6", "js_worse": "6",
+            "predictor": "3", "deviation": "3", "temperature": "3.2"}
+"""The chapter that shows each claim's numbers."""
 
 ONLINE = {
     "clustering": "attncoda run clustering --model google-bert/bert-base-uncased",
-    "share_scale": "attncoda run collapse --model EleutherAI/pythia-70m",
-    "training_rise": "attncoda run measurement --model EleutherAI/pythia-70m",
-    "rates_rise": "attncoda run measurement --preset paper",
-    "blow_up": "attncoda run pruning --model meta-llama/Llama-3.2-1B",
+    "share_scale": "attncoda run collapse --model EleutherAI/pythia-160m",
 }
-"""The command that tests a claim where the Hub is reachable, for the claims the offline models cannot test."""
+"""The one command that tests a claim where the Hub is reachable, for the claims the offline models cannot test."""
 
 RERUN = {"theory": "attncoda run theory", "calibration": "attncoda run calibration", "measurement": "attncoda run measurement",
          "collapse": "attncoda run collapse", "clustering": "attncoda run clustering", "pruning": "attncoda run pruning"}
-
-GROUP_TITLES = {sc.MATH: "Checks of the mathematics", sc.MODELS: "Claims about models"}
 
 
 def pct(x: float, digits: int = 1) -> str:
@@ -44,161 +52,105 @@ def pct(x: float, digits: int = 1) -> str:
     return f"{100 * x:.{digits}f} %"
 
 
-def number(claim: str, x: float) -> str:
-    """A value on a claim's scale, as the pages print it.
-
-    >>> number("reversal_range", 0.4956), number("blow_up", 10.43), number("witness", 10736.0)
-    ('49.6 %', '10.4×', '10,736')
-    """
-    kind = FORMATS.get(claim, "ari")
-    if not math.isfinite(x):
-        return "∞" if x > 0 else "−∞"
-    return {"pct": lambda: pct(x), "share": lambda: f"{x:.2f}", "slope": lambda: f"{x:.2f}", "points": lambda: f"{x:.1f} points",
-            "count": lambda: f"{x:,.0f}", "ari": lambda: f"{x:.2f}", "fold": lambda: f"{x:.1f}×",
-            "log": lambda: f"{math.exp(x):.2f}×"}[kind]()
+def _span(low: float, high: float, digits: int = 1) -> str:
+    return f"{pct(low, digits)} to {pct(high, digits)}"
 
 
-def span(claim: str, low: float, high: float) -> str:
-    """An interval or a range on a claim's scale; a point where both ends agree to the printed digits."""
-    a, b = number(claim, low), number(claim, high)
-    return a if a == b else f"{a} to {b}"
+PAPER = {
+    "table1": "its printed distances (4 decimals)",
+    "figure6": "77.9 % of 20,000 positions",
+    "curves_rise": "rising curves",
+    "reversal_range": "17 % to 47 % (ten models)",
+    "rates_rise": "rising with sink mass (ten models)",
+    "content_none": "0 %",
+    "taxonomy": "ARI -0.09 to 0.07; d_A^⊥ 1",
+    "clustering": "[SEP] Jaccard 0.87–0.92 kept, 0.46–0.49 dropped",
+    "collapse_share": "30 % to 95 % (Pythia)",
+    "share_scale": "30, 53, 70, 95, 79 % (Pythia 70M to 1.4B)",
+    "training_rise": "rising (Pythia checkpoints)",
+    "blow_up": "137× (Llama-3.2-1B at 20 %: 2,094 against 15.3)",
+    "js_worse": "Llama-3.2-1B at 20 %: JS 2,094, d_A^⊥ 63.6; GPT-2 the other way (74.5 against 104.7)",
+    "predictor": "1 confirmation, 1 abstention, 1 failure",
+    "deviation": "4.8 points mean, 13 max",
+    "temperature": "d_A^⊥ 0; JS′ 1.7 % to 6.6 %",
+}
+"""The paper's number for each claim, as the scorecard shows it (``tests/face/test_scorecard_text.py`` holds each to
+``data/paper/reference.json``)."""
 
 
-def quote_text(row) -> str:
-    """A row's quote as the page shows it: the paper's words, with its TeX written out (ε, %, –, ⁻⁶)."""
-    text = row.quote
-    for tex, plain in (("\\varepsilon", "ε"), ("\\%", "%"), ("--", "–"), ("10^{-6}", "10⁻⁶")):
-        text = text.replace(tex, plain)
-    return text
-
-
-def claim_text(key: str) -> str:
-    """The claim as the card shows it: “the paper's words” (place)."""
-    row = sc.ROWS[key]
-    return f"“{quote_text(row)}” ({row.place})"
-
-
-def _paper_check(key: str, paper: dict) -> str:
-    t1, f6, f2, f3 = paper["table1"], paper["figure6"], paper["figure2"], paper["figure3"]
-    return {
-        "table1": f"cosine {t1['cosine']['keep'][0]:.4f} / {t1['cosine']['keep'][1]:.4f} kept, {t1['cosine']['drop'][0]:.4f} / {t1['cosine']['drop'][1]:.4f} dropped, and so on (4 decimals)",
-        "figure6": f"{f6['cosine_reversal_pct']} % of {f6['positions']:,} positions",
-        "figure2": (f"(a) entropy {f2['a']['entropy'][0]} → {f2['a']['entropy'][1]} nats, concentration {f2['a']['concentration'][0]} → "
-                    f"{f2['a']['concentration'][1]}; (b) entropy {f2['b']['entropy'][0]} → {f2['b']['entropy'][1]}, concentration "
-                    f"{f2['b']['concentration'][0]} → {f2['b']['concentration'][1]}"),
-        "table4": "the invariance matrix of its Table 4",
-        "entropy_identity": "exact",
-        "curves_rise": f"rising curves; models placed {f3['mean_abs_deviation_points']} points from them",
-        "lemma1": "exact",
-        "content_none": "0 %",
-        "hellinger_fr": "identical verdicts",
-        "eps_sweep": "bit-identical",
-        "taxonomy_content": "ARI 1",
-        "temperature_content": "flip 0, retention 1",
-    }[key]
-
-
-def paper_text(v: Verdict, paper: dict | None = None) -> str:
-    """The paper's numbers for a row: a check's printed values, or the range of a claim's units (from the same numbers
-    its rule passes)."""
-    from .results import paper_reference
-
-    paper = paper or paper_reference()
-    row = sc.ROWS[v.claim]
-    if isinstance(row, sc.Check):
-        return _paper_check(v.claim, paper)
-    if row.paper_units is None:
-        return row.no_paper_numbers
-    units = row.paper_units(paper)
-    if v.claim == "predictor":
-        c = paper["abstract"]["predictor"]
-        return f"{c['confirmation']} confirmation, {c['abstention']} abstention, {c['failure']} failure"
-    stated = row.paper_range(paper)
-    said = span(v.claim, *stated) if all(math.isfinite(x) for x in stated) else ""
-    shown = _units_span(v.claim, [(u.name, u.low, u.high) for u in units])
-    return shown + (f"; stated {said}" if said and said not in shown else "")
-
-
-def _units_span(claim: str, units) -> str:
-    """The range of a claim's units: one or two units by name, more as their lowest and highest ends and their count."""
-    if len(units) <= 2:
-        return "; ".join(f"{u[0]}: {span(claim, u[1], u[2])}" for u in units)
-    return f"{span(claim, min(u[1] for u in units), max(u[2] for u in units))} over {len(units)} readings"
-
-
-def claim_number(v: Verdict) -> str:
-    """A claim's number as every page prints it: the range of its units, or a check's reading. The card, the chapter's
-    opening and the chapter's body all call this one function."""
-    if v.verdict == sc.NOT_TESTABLE:
-        return v.why or "not in this record"
-    if "units" in v.ours:
-        return _units_span(v.claim, v.ours["units"])
-    return _check_ours(v)
+def paper_text(v: Verdict) -> str:
+    """The paper's number for a claim, as the scorecard shows it."""
+    return PAPER[v.claim]
 
 
 def ours_text(v: Verdict) -> str:
-    """Our numbers for a row of the card: :func:`claim_number`, then the units off the paper's range and what else the
-    row shows."""
-    text = ("not tested: " if v.verdict == sc.NOT_TESTABLE else "") + claim_number(v)
-    units = v.ours.get("units", [])
-    off = [f"{name} {span(v.claim, lo, hi)} ({word})" for name, lo, hi, word in units if word != sc.REPRODUCED]
-    if off and len(units) > 1:
-        text += "; off the paper's: " + ", ".join(off[:4]) + (f" and {len(off) - 4} more" if len(off) > 4 else "")
-    if v.claim == "channel" and v.verdict != sc.NOT_TESTABLE:
-        d = channel_detail(v)
-        text += f"; JS prunes better in {d['js_better']} and worse in {d['js_worse']} of {d['pairs']} cells"
-    return text
-
-
-def channel_detail(v: Verdict) -> dict:
-    """The pruning contrasts behind the channel claim: pairs, decided, and which way."""
-    return v.ours.get("detail") or {}
-
-
-def _check_ours(v: Verdict) -> str:
+    """Our number for a claim, as the scorecard shows it."""
     o = v.ours
+    if v.verdict == sc.NOT_TESTABLE and not o:
+        return "not in this record"
     if v.claim == "table1":
         return f"the same values (largest difference {o['max_abs_diff']:.1g})"
     if v.claim == "figure6":
         return f"{pct(o['rate'])} [{pct(o['low'])}, {pct(o['high'])}]"
-    if v.claim == "figure2":
-        a, b = o["ours"]["a"], o["ours"]["b"]
-        return (f"(a) entropy {pct(a['entropy'], 0)}, concentration {pct(a['concentration'])}; (b) entropy {pct(b['entropy'], 0)}, "
-                f"concentration ×{1 + b['concentration']:.1f}")
     if v.claim == "curves_rise":
-        return "ρ " + ", ".join(f"{m} {o[m]['rho']:.2f}" for m in sc.CLASSICAL) + f" over {o['points']} grid points"
-    if v.claim in ("lemma1", "entropy_identity"):
-        return f"largest residual {o['residual']:.1e}"
+        return "ρ " + ", ".join(f"{m} {o[m]['rho']:.2f}" for m in sc.CLASSICAL)
+    if v.claim == "reversal_range":
+        return f"{_span(o['low'], o['high'])} ({o['models']} models)"
+    if v.claim == "rates_rise":
+        return f"ρ = {o['rho']:.2f}, p = {o['p']:.2f} ({o['models']} models)" if "rho" in o else f"{o['models']} models"
     if v.claim == "content_none":
         return f"{o['reversed']} of {o['compared']:,} triples"
-    if v.claim == "hellinger_fr":
-        return f"equal in {o['equal']} of {o['pairs']} model-seeds"
-    if v.claim == "eps_sweep":
-        return f"bit-identical on {o['identical']} of {o['models']} models"
-    if v.claim == "table4":
-        return f"all {o['cells']} cells as the paper's"
-    if v.claim == "taxonomy_content":
-        return f"{o['aris']} ARIs, the lowest {o['lowest']:g}"
-    if v.claim == "temperature_content":
-        return f"flip {o['flip_max']:g}, retention {o['retention_min']:g} on {o['seeds']} model-seeds"
+    if v.claim == "taxonomy":
+        return f"ARI {o['low']:.2f} to {o['high']:.2f}; d_A^⊥ {'1' if o['content_one'] else 'not 1'}"
+    if v.claim == "clustering":
+        if not o.get("with_sep"):
+            return f"no [SEP] heads in {o['models']} encoders"
+        return f"kept above dropped in {o['wins']} of {o['wins'] + o['losses']} samples"
+    if v.claim == "collapse_share":
+        return "; ".join(f"{_short(g)}: {s['mean']:.2f} [{s['low']:.2f}, {s['high']:.2f}]" if s["low"] != s["high"] else f"{g}: {s['mean']:.2f}"
+                         for g, s in o.items())
+    if v.claim == "share_scale":
+        means = " → ".join(f"{m:.2f}" for m in o["means"])
+        grew = ", ".join(str(g) for g in o["grew"])
+        return f"{means} from the smallest size up; a sink grew in {grew} of {max(o['seeds'])} seeds"
+    if v.claim == "training_rise":
+        return f"ρ positive in {o['up']} of {o['runs']} runs, sign test p = {o['p']:.2f}" if o.get("runs") else "no run with five checkpoints"
+    if v.claim == "blow_up":
+        return f"{o['ratio']:.1f}× [{o['low']:.1f}, {o['high']:.1f}] ({o['model']} at {pct(o['sparsity'], 0)})"
+    if v.claim == "js_worse":
+        return (f"JS prunes better in {o['js_better']} and worse in {o['js_worse']} of {o['pairs']} pairs with d_A^⊥ "
+                f"({o['pairs'] - o['decided']} not decided)")
+    if v.claim == "predictor":
+        return f"{o['confirmation']} confirmations, {o['abstention']} abstention{'s' if o['abstention'] != 1 else ''}, {o['failure']} failures"
+    if v.claim == "deviation":
+        return f"{o['mean']:.1f} points mean [{o['low']:.1f}, {o['high']:.1f}], {o['max']:.0f} max"
+    if v.claim == "temperature":
+        return f"d_A^⊥ {o['content']:g}; JS′ {_span(o['js_low'], o['js_high'])}"
     raise KeyError(v.claim)
 
 
+def _short(group: str) -> str:
+    """A ladder size's label, shortened for a table cell ('size 1 × 1, width 128 (…)' → '1 × 1')."""
+    return group.removeprefix("size ").split(",")[0]
+
+
 def method_text(v: Verdict) -> str:
-    """The test behind a verdict, with its level or confidence."""
-    if not v.test:
-        return "—"
+    """The test behind a verdict, with its level."""
+    if v.level is None or v.verdict == sc.NOT_TESTABLE and not v.test:
+        return v.test or "—"
+    if v.level in (0, 0.0):
+        return v.test
     if v.level == sc.LEVEL:
-        return f"{v.test}; {pct(sc.CONFIDENCE, 0)} confidence" if "interval" in v.test else f"{v.test}; level {v.level:g}"
+        return f"{v.test}; {pct(sc.INTERVAL, 0)}" if "interval" in v.test else f"{v.test}; level {v.level:g}"
     return v.test
 
 
 def verdict_text(v: Verdict) -> str:
-    """The verdict word, with the command where the claim is not testable here."""
+    """The verdict word, with the reason or the command where the claim is not testable here."""
+    if v.verdict != sc.NOT_TESTABLE:
+        return v.verdict + (f" ({v.why})" if v.why else "")
     command = ONLINE.get(v.claim)
-    if v.verdict == sc.NOT_TESTABLE and command:
-        return f"{v.verdict}; online: `{command}`"
-    return v.verdict
+    return f"{v.verdict}: {v.why}" + (f"; online: `{command}`" if command else "")
 
 
 def other_cpu_verdicts(path=None) -> dict[str, str]:
@@ -216,134 +168,119 @@ def other_cpu_verdicts(path=None) -> dict[str, str]:
 
 
 def rows(verdicts: list[Verdict], other_cpu: dict | None = None) -> list[dict]:
-    """The scorecard's rows, one per claim: verdict, the paper's words, the paper's numbers, ours, scope, test, chapter;
-    a verdict that was different on another CPU's record says so."""
+    """The scorecard's table: one row per claim; a verdict that was different on another CPU's record says so."""
     other_cpu = other_cpu or {}
-    out = []
-    for v in verdicts:
-        row = sc.ROWS[v.claim]
-        out.append({"verdict": verdict_text(v) + (f"; {other_cpu[v.claim]} on another CPU" if v.claim in other_cpu else ""),
-                    "claim": claim_text(v.claim), "group": row.group, "the paper": paper_text(v), "ours": ours_text(v),
-                    "scope": v.scope or ("synthetic rows, exact arithmetic" if row.group == sc.MATH else "—"),
-                    "test": method_text(v), "chapter": row.chapter})
-    return out
+    return [{"claim": CLAIMS[v.claim], "chapter": CHAPTERS[v.claim], "the paper": paper_text(v),
+             "ours": ours_text(v), "test": method_text(v),
+             "verdict": verdict_text(v) + (f"; {other_cpu[v.claim]} on another CPU" if v.claim in other_cpu else "")} for v in verdicts]
 
 
 def counts_sentence(verdicts: list[Verdict]) -> str:
-    """How many claims about models got each verdict, and whether every check holds.
+    """How many claims got each verdict, in one sentence.
 
-    >>> counts_sentence([Verdict("table1", "reproduced"), Verdict("blow_up", "not testable here"), Verdict("channel", "reproduced")])
-    'Of 2 claims about models: 1 reproduced, 1 not testable here. All 1 checks of the mathematics hold.'
+    >>> counts_sentence([Verdict("table1", "reproduced"), Verdict("js_worse", "reversed"), Verdict("figure6", "reproduced")])
+    'Of 3 claims: 2 reproduced, 1 reversed.'
     """
-    models = [v for v in verdicts if sc.ROWS[v.claim].group == sc.MODELS]
-    checks = [v for v in verdicts if sc.ROWS[v.claim].group == sc.MATH]
-    parts = [f"{sum(v.verdict == word for v in models)} {word}" for word in sc.VERDICTS if any(v.verdict == word for v in models)]
-    held = sum(v.verdict == sc.REPRODUCED for v in checks)
-    checked = f"All {len(checks)} checks of the mathematics hold." if held == len(checks) else f"{held} of {len(checks)} checks of the mathematics hold."
-    return f"Of {len(models)} claims about models: {', '.join(parts)}. {checked}"
+    parts = [f"{sum(v.verdict == word for v in verdicts)} {word}" for word in sc.VERDICTS if any(v.verdict == word for v in verdicts)]
+    return f"Of {len(verdicts)} claims: {', '.join(parts)}."
 
 
-def _label(key: str, most: int = 8) -> str:
-    """A claim's short name for a list: its quote, cut to ``most`` words."""
-    words = quote_text(sc.ROWS[key]).split()
-    return " ".join(words[:most]) + ("…" if len(words) > most else "")
+SHORT = {
+    "table1": "three rows reverse cosine, JS and Euclidean (Table 1, to 4 decimals)",
+    "figure6": "cosine reverses on 77.9 % of the simplex",
+    "curves_rise": "flip rates rise with sink mass on synthetic heads",
+    "reversal_range": "17–47 % of verdicts flip",
+    "rates_rise": "flip rates rise with sink mass across ten models",
+    "content_none": "d_A^⊥ flips no verdict",
+    "taxonomy": "taxonomies across conventions agree at ARI -0.09 to 0.07, d_A^⊥'s at 1",
+    "clustering": "BERT's [SEP]-head family is a convention artifact (Jaccard 0.87–0.92 kept, 0.46–0.49 dropped)",
+    "collapse_share": "the sink carries 30–95 % of the entropy fall (Pythia)",
+    "share_scale": "that share rises with scale (30 % at 70M, 95 % at 1B)",
+    "training_rise": "flip rates rise with sink mass across training",
+    "blow_up": "wrong-channel pruning inflates perplexity 137× (Llama-3.2-1B, 20 %)",
+    "js_worse": "JS prunes worse than d_A^⊥ (Llama-3.2-1B, 20 %: 2,094 against 63.6)",
+    "predictor": "one confirmation, one abstention, one failure",
+    "deviation": "models sit 4.8 points from the curves on average (13 max)",
+    "temperature": "a temperature flips no d_A^⊥ verdict and up to 6.6 % of JS′ ones",
+}
+"""Each claim as the paper states it, with its number, short enough for a chapter's opening."""
 
 
 def opening_sentence(v: Verdict) -> str:
-    """One sentence of a chapter's opening: the verdict word first, the paper's claim (its place), then ours."""
-    head = f"**{v.verdict.capitalize()}:** the paper's {sc.ROWS[v.claim].place}, “{_label(v.claim)}”"
+    """One sentence of a chapter's opening: the verdict word first, then the paper's claim and number, then ours."""
+    head = f"**{v.verdict.capitalize()}:** in the paper, {SHORT[v.claim]}"
     if v.verdict == sc.NOT_TESTABLE:
         command = ONLINE.get(v.claim)
-        return f"{head}; here, {claim_number(v)}" + (f" (online: `{command}`)." if command else ".")
-    return f"{head}; ours: {claim_number(v)}."
+        return f"{head}; here, {v.why}" + (f" (online, `{command}` tests it)." if command else ".")
+    return f"{head}; here, {ours_text(v)}."
 
 
 def opening(verdicts: list[Verdict], limit: int = 3) -> str:
     """A chapter's opening, in Markdown: one line per verdict (at most ``limit``), the verdict word first."""
-    from .report import dollar_math, escape
+    from .report import dollar_math
 
-    return "\n\n".join(dollar_math(escape(opening_sentence(v))) for v in verdicts[:limit])
+    return "\n\n".join(dollar_math(opening_sentence(v)) for v in verdicts[:limit])
 
 
 def counts_markdown(verdicts: list[Verdict]) -> str:
-    """The scorecard's first sentences: the counts, the claims about models reversed here by name, and how many differ
-    (the list under "Where ours goes another way" names them)."""
-    from .report import dollar_math, escape
+    """The scorecard's first sentences: how many claims got each verdict, then the reversed claims by name.
+
+    >>> print(counts_markdown([Verdict("table1", "reproduced"), Verdict("js_worse", "reversed")]))
+    **Of 2 claims: 1 reproduced, 1 reversed.** Reversed here: pruning by JS is worse than pruning by $d_A^\\perp$.
+    """
+    from .report import dollar_math
 
     text = f"**{counts_sentence(verdicts)}**"
-    about_models = [v for v in verdicts if sc.ROWS[v.claim].group == sc.MODELS]
-    reversed_ = [f"{sc.ROWS[v.claim].place} (“{_label(v.claim, 6)}”)" for v in about_models if v.verdict == sc.REVERSED]
+    reversed_ = [CLAIMS[v.claim] for v in verdicts if v.verdict == sc.REVERSED]
     if reversed_:
-        text += " Reversed here: " + "; ".join(reversed_) + "."
-    differ = sum(v.verdict == sc.DIFFERS for v in about_models)
-    if differ:
-        text += f" {differ} more go the paper's way at another size (they differ); the list below names them."
-    return dollar_math(escape(text))
+        names = "; ".join(_lower_first(_untagged(c)) for c in reversed_)
+        text += f" Reversed here: {names}."
+    return dollar_math(text)
 
 
 def reversed_markdown(verdicts: list[Verdict]) -> str:
-    """A list of the claims whose verdict is reversed (the opposite direction), then those that differ (the paper's
-    direction, another size): each with the paper's numbers and ours."""
-    from .report import dollar_math, escape
+    """A list of the claims whose verdict is reversed or differs: each with the paper's number and ours."""
+    from .report import dollar_math
 
-    items = []
-    for word, title in ((sc.REVERSED, "the other way"), (sc.DIFFERS, "the paper's way, another size")):
-        for v in verdicts:
-            if v.verdict == word:
-                items.append(f"- **{word.capitalize()}** ({title}). {claim_text(v.claim)}. The paper: {paper_text(v)}. Ours: {ours_text(v)}.")
-    return dollar_math(escape("\n".join(items), paragraphs=True)) if items else "No claim is reversed or differs here."
+    items = [f"- **{v.verdict.capitalize()}.** {CLAIMS[v.claim]}. The paper: {paper_text(v)}. Ours: {ours_text(v)}."
+             for word in (sc.REVERSED, sc.DIFFERS) for v in verdicts if v.verdict == word]
+    return dollar_math("\n".join(items)) if items else "No claim is reversed or differs here."
 
 
-def _chapter_results(results) -> dict:
-    """A chapter's results as the scorecard reads them: results files (paths, as
-    :func:`~attncoda.face.results.write_results` returns them) read back, or ``{name: numbers}`` as given."""
-    import json
-    from pathlib import Path
-
-    if isinstance(results, dict):
-        return results
-    return {stored["name"]: stored["results"] for stored in (json.loads(Path(p).read_text()) for p in results)}
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:] if text[:2] != text[:2].upper() else text
 
 
-def chapter_verdicts(chapter: str, results) -> list[Verdict]:
-    """The scorecard's verdicts for the claims a chapter answers, on that chapter's own results."""
-    from .results import paper_reference
+def _untagged(claim: str) -> str:
+    """A claim without its trailing table or figure tag ("(Table 5)")."""
+    import re
 
-    return sc.chapter_verdicts(chapter, _chapter_results(results), paper_reference())
+    return re.sub(r" \((Table|Figure) [^)]*\)$", "", claim)
 
 
 def chapter_opening(chapter: str, results) -> str:
     """A chapter page's opening on its own results: the scorecard's rules for the claims the chapter answers
-    (:data:`~attncoda.studies.scorecard.CHAPTER_CLAIMS`), worded by :func:`opening`."""
-    return opening(chapter_verdicts(chapter, results))
+    (:data:`~attncoda.studies.scorecard.CHAPTER_CLAIMS`), worded by :func:`opening`. ``results`` is the results files
+    the chapter just wrote (paths; what :func:`~attncoda.face.results.write_results` returns), read back as the scorecard
+    reads them, or ``{name: numbers}`` for a page that writes other numbers than its rules read."""
+    import json
+    from pathlib import Path
 
+    from .results import paper_reference
 
-def claim_numbers(chapter: str, results) -> dict[str, str]:
-    """Each claim's number (:func:`claim_number`) on a chapter's own results, for the chapter's body to print: the same
-    text its opening and the scorecard print."""
-    return {v.claim: claim_number(v) for v in chapter_verdicts(chapter, results)}
-
-
-COLUMNS = ("verdict", "claim", "the paper", "ours", "scope", "test", "chapter")
-"""The card's columns, verdict first: on a narrow screen each row becomes one block in this order (``attncoda.css``)."""
+    if not isinstance(results, dict):
+        results = {stored["name"]: stored["results"] for stored in (json.loads(Path(p).read_text()) for p in results)}
+    return opening(sc.chapter_verdicts(chapter, results, paper_reference()))
 
 
 def table_markdown(verdicts: list[Verdict], other_cpu: dict | None = None) -> str:
-    """The scorecard in Markdown: one table per group (checks of the mathematics, then claims about models), each a
-    ``list-table`` of class ``scorecard`` whose rows a narrow screen shows as blocks, the verdict word first."""
+    """The scorecard as a Markdown table (it wraps its cells, which a wide table of text needs): claim, verdict, the
+    paper's number, ours, the test and the chapter, one row per claim (:func:`rows`)."""
     from .report import dollar_math, escape
 
-    out = []
-    all_rows = rows(verdicts, other_cpu)
-    for group in (sc.MODELS, sc.MATH):
-        chosen = [r for r in all_rows if r["group"] == group]
-        if not chosen:
-            continue
-        lines = [f"### {GROUP_TITLES[group]}", "", f"```{{list-table}}", ":header-rows: 1", ":class: scorecard", ""]
-        lines.append("* - " + "\n  - ".join(COLUMNS))
-        for row in chosen:
-            cells = [f"**{row['verdict']}**", *(row[c] for c in COLUMNS[1:])]
-            lines.append("* - " + "\n  - ".join(dollar_math(escape(c)) for c in cells))
-        lines.append("```")
-        out.append("\n".join(lines))
-    return "\n\n".join(out)
+    header = ["claim", "verdict", "the paper", "ours", "test", "chapter"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in rows(verdicts, other_cpu):
+        cells = [row["claim"], f"**{row['verdict']}**", row["the paper"], row["ours"], row["test"], row["chapter"]]
+        lines.append("| " + " | ".join(dollar_math(escape(c)).replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines)
