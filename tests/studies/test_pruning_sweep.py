@@ -50,15 +50,20 @@ def test_chunked_token_nll_is_the_whole_batch_cross_entropy_bit_for_bit(monkeypa
 
 
 def test_one_precision_block_casts_each_weight_once():
+    """A weight is cast once per precision block, however many calls it serves; an input once per call. Counted by
+    shape, for 3 calls and for 6: a CPU without bf16 instructions takes the float32-products path, which rounds the weight
+    to bf16 and widens it back (two casts, each once per block) and does the same to each input, so the counts differ
+    between paths while the property holds on both."""
     from torch.profiler import profile
 
-    layer, x = torch.nn.Linear(64, 256, bias=False), torch.randn(8, 64)
-    with ppl.precision("bfloat16"):
-        with profile(record_shapes=True) as run:
-            for _ in range(3):
-                layer(x)
-    # counted by shape: a CPU without bf16 instructions adds copies inside its bf16 kernel, and ops of other threads
-    # may be recorded too; the casts of this weight and this input are what the block decides
-    casts = {tuple(e.input_shapes[0]): e.count for e in run.key_averages(group_by_input_shape=True) if e.key == "aten::_to_copy"}
-    assert casts.get((256, 64)) == 1, f"the weight was cast {casts.get((256, 64))} times (autocast caches weight casts only outside inference_mode)"
-    assert casts.get((8, 64)) == 3, f"the input was cast {casts.get((8, 64))} times, once per call expected"
+    def casts(calls: int) -> dict:
+        layer, x = torch.nn.Linear(64, 256, bias=False), torch.randn(8, 64)
+        with ppl.precision("bfloat16"):
+            with profile(record_shapes=True) as run:
+                for _ in range(calls):
+                    layer(x)
+        return {tuple(e.input_shapes[0]): e.count for e in run.key_averages(group_by_input_shape=True) if e.key == "aten::_to_copy"}
+
+    three, six = casts(3), casts(6)
+    assert three.get((256, 64)) == six.get((256, 64)) in (1, 2), f"the weight was cast {three.get((256, 64))} and {six.get((256, 64))} times (autocast caches weight casts only outside inference_mode)"
+    assert six.get((8, 64)) == 2 * three.get((8, 64)) and three.get((8, 64)) in (3, 6, 9), f"input casts {three.get((8, 64))} and {six.get((8, 64))}: a fixed number per call expected"
