@@ -36,7 +36,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..math.metrics import CLASSICAL  # the classical metrics: cosine, JS and Euclidean distance
+from ..math.metrics import CLASSICAL, STAKES  # the classical metrics; the pair Table 8 compares (JS′, d_A^⊥)
 from .significance import binomial_interval, log_ratio_interval, spearman_permutation, t_interval
 
 REPRODUCED, DIFFERS, REVERSED, UNDECIDED, NOT_TESTABLE = "reproduced", "differs", "reversed", "undecided", "not testable here"
@@ -680,7 +680,7 @@ def _sink_set_units(record: dict) -> list[Unit]:
     """Each causal model's flip rate between the first key and the first four as its sink set (seed 0, a point); an
     encoder's alternative sink set is another manipulation ([CLS] against [CLS] and [SEP]), so it is left out."""
     return [Unit(f"{name} {m}", v, v, resampled=False) for name, r in _measured(record).items() if r.get("model_info", {}).get("causal")
-            for s in r.get("per_seed", [])[:1] if s.get("sink_set") for m in ("js", "content") if (v := s["sink_set"].get(m)) is not None]
+            for s in r.get("per_seed", [])[:1] if s.get("sink_set") for m in STAKES if (v := s["sink_set"].get(m)) is not None]
 
 
 def _causal_scope(record: dict) -> str:
