@@ -340,7 +340,7 @@ def table_markdown(verdicts: list[Verdict], other_cpu: dict | None = None) -> st
         chosen = [r for r in all_rows if r["group"] == group]
         if not chosen:
             continue
-        lines = [f"### {GROUP_TITLES[group]}", "", f"```{{list-table}}", ":header-rows: 1", ":class: scorecard", ""]
+        lines = [f"### {GROUP_TITLES[group]}", "", "```{list-table}", ":header-rows: 1", ":class: scorecard", ""]
         lines.append("* - " + "\n  - ".join(COLUMNS))
         for row in chosen:
             cells = [f"**{row['verdict']}**", *(row[c] for c in COLUMNS[1:])]
