@@ -79,10 +79,12 @@ COLAB_BRANCH = "colab"
 
 
 def write_colab_notebooks(stage: Path) -> Path | None:
-    """Write each chapter's source notebook, with the Colab cell pinned to this commit inserted
-    (:func:`~attncoda.face.colab.with_colab_cell`), to ``_build/colab/<commit>/notebooks/``, insert the same cell into
-    the staged executed copies (each page's download), and point the staged book's Colab buttons at them (branch
-    :data:`COLAB_BRANCH`, folder ``<commit>``).
+    """Write each chapter's Colab copy, with the Colab cell pinned to this commit inserted
+    (:func:`~attncoda.face.colab.with_colab_cell`), to ``_build/colab/<commit>/notebooks/``: the page's executed
+    notebook, its Markdown in plain CommonMark (:func:`~attncoda.face.colab_copy.colab_copy`), so that Colab shows the
+    page's numbers and figures before anything runs (the source notebook where the chapter was not executed). Insert
+    the same cell into the staged executed copies (each page's download), and point the staged book's Colab buttons at
+    them (branch :data:`COLAB_BRANCH`, folder ``<commit>``).
 
     Only from a clean tree (the pinned commit must hold the code that ran); otherwise nothing is written and the buttons
     open the notebooks on ``main``, as committed (without the cell: a build of uncommitted changes has no commit Colab
@@ -94,6 +96,7 @@ def write_colab_notebooks(stage: Path) -> Path | None:
 
     from ..base.provenance import code_version
     from .colab import repository_url, with_colab_cell
+    from .colab_copy import book_address, colab_copy
 
     version = code_version()
     commit = version.get("git_commit") if version.get("clean") else None
@@ -105,11 +108,14 @@ def write_colab_notebooks(stage: Path) -> Path | None:
     url = repository_url()
     for chapter in CHAPTERS.values():
         staged = stage / "notebooks" / f"{chapter.notebook}.ipynb"  # the page's download: the same commit as its button
-        for source, target in ((repo_root() / "notebooks" / f"{chapter.notebook}.ipynb", folder / f"{chapter.notebook}.ipynb"),
-                               (staged, staged)):
-            if not source.exists():
-                continue
-            nbformat.write(with_colab_cell(nbformat.read(str(source), as_version=4), url, commit), str(target))
+        source = repo_root() / "notebooks" / f"{chapter.notebook}.ipynb"
+        if staged.exists():  # Colab's copy: the run that built the page, its Markdown in plain CommonMark
+            copy = colab_copy(nbformat.read(str(staged), as_version=4), book_address(url))
+            nbformat.write(with_colab_cell(copy, url, commit), str(folder / f"{chapter.notebook}.ipynb"))
+            nbformat.write(with_colab_cell(nbformat.read(str(staged), as_version=4), url, commit), str(staged))
+        elif source.exists():
+            nbformat.write(with_colab_cell(nbformat.read(str(source), as_version=4), url, commit),
+                           str(folder / f"{chapter.notebook}.ipynb"))
     config = stage / "_config.yml"
     text = re.sub(r"^(  branch:).*$", rf"\1 {COLAB_BRANCH}", config.read_text(), count=1, flags=re.M)
     config.write_text(re.sub(r'^(  path_to_book:).*$', rf'\1 "{commit}"', text, count=1, flags=re.M))

@@ -1,0 +1,63 @@
+"""A chapter's Colab copy reads like its page: the run's numbers, Markdown and figures in plain CommonMark, no MyST left,
+and the code cells' outputs kept."""
+
+import base64
+import glob
+
+import nbformat
+import pytest
+
+from attncoda.base.paths import build_dir
+
+from attncoda.face.colab_copy import MYST_LEFT, colab_copy, glue_store, glue_text, page_url, plain_markdown
+
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n not really an image").decode()
+
+
+def glued(name, data):
+    return nbformat.v4.new_output("display_data", data={f"application/papermill.record/{k}": v for k, v in data.items()},
+                                  metadata={"scrapbook": {"name": name, "mime_prefix": "application/papermill.record/"}})
+
+
+def executed():
+    code = nbformat.v4.new_code_cell("glue(...)")
+    code.outputs = [glued("n", {"text/plain": "'5 models'"}), glued("rate", {"text/plain": "26.0953"}),
+                    glued("answer", {"text/markdown": "'**Differs:** ours $d_A^\\\\perp$; see {doc}`methods <../book/methods>`.'"}),
+                    glued("fig", {"text/plain": "<Figure size 10x8>", "image/png": PNG}),
+                    nbformat.v4.new_output("stream", name="stdout", text="a printed line\n")]
+    page = ("# 3. A chapter\n\n```{glue:md} answer\n:format: myst\n```\n\nOn our {glue:text}`n`, {glue:text}`rate:.1f` % flip "
+            "({glue:md}`answer:myst`).\n\n```{admonition} Protocol\n:class: note\nSeeds {glue:text}`n`; see {ref}`the rules <methods-scorecard>`.\n```\n\n"
+            "```{glue:figure} fig\n:alt: Figure 3 (ours).\n```\n")
+    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(page), code])
+
+
+def test_the_copy_holds_the_runs_values_and_figures_in_plain_markdown():
+    copy = colab_copy(executed(), "https://o.github.io/r")
+    text = copy.cells[0].source
+    assert not MYST_LEFT.search(text), text
+    assert "On our 5 models, 26.1 % flip" in text and "**Differs:** ours $d_A^\\perp$" in text
+    assert "[methods](https://o.github.io/r/book/methods.html)" in text
+    assert "> **Protocol**" in text and "[the rules](https://o.github.io/r/book/methods.html#methods-scorecard)" in text
+    assert "![Figure 3 (ours).](attachment:fig.png)" in text and copy.cells[0].attachments["fig.png"]["image/png"] == PNG
+    assert copy.cells[1].outputs[-1]["text"] == "a printed line\n", "the code cells keep their outputs"
+
+
+def test_a_value_the_run_did_not_glue_is_named():
+    with pytest.raises(KeyError, match="'missing'"):
+        plain_markdown("{glue:text}`missing`", {}, "https://b")
+
+
+def test_glue_reading_and_page_addresses():
+    assert glue_store(executed())["rate"]["text/plain"] == "26.0953"
+    assert glue_text({"x": {"text/plain": "'a string'"}}, "x:.1f") == "a string"
+    assert page_url("https://b/", "09_reproducibility") == "https://b/notebooks/09_reproducibility.html"
+
+
+@pytest.mark.parametrize("path", sorted(glob.glob(str(build_dir() / "stage" / "notebooks" / "*.ipynb"))) or [None])
+def test_every_executed_chapter_of_a_book_build_converts_without_myst_left(path):
+    """Where a book was built (``_build/stage``, under ``$ATTNCODA_OUTPUT`` if set), each executed chapter converts whole."""
+    if path is None:
+        pytest.skip("no book was built in this checkout")
+    copy = colab_copy(nbformat.read(path, as_version=4), "https://o.github.io/r")
+    left = [m.group(0) for c in copy.cells if c.cell_type == "markdown" for m in MYST_LEFT.finditer(c.source)]
+    assert not left, f"{path}: {left[:5]}"
