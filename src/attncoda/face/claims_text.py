@@ -143,7 +143,7 @@ def ours_text(v: Verdict) -> str:
     units = v.ours.get("units", [])
     off = [f"{name} {span(v.claim, lo, hi)} ({word})" for name, lo, hi, word in units if word != sc.REPRODUCED]
     if off and len(units) > 1:
-        text += "; off the paper's: " + ", ".join(off[:4]) + (f" and {len(off) - 4} more" if len(off) > 4 else "")
+        text += "; not reproduced: " + ", ".join(off[:4]) + (f" and {len(off) - 4} more" if len(off) > 4 else "")
     if v.claim == "channel" and v.verdict != sc.NOT_TESTABLE:
         d = channel_detail(v)
         text += f"; JS prunes better in {d['js_better']} and worse in {d['js_worse']} of {d['pairs']} cells"

@@ -75,7 +75,7 @@ CLAIMS = (
           "(seed 0, transitions as units), Fisher's exact test",
           read.chapter_scope("measurement", unit="seeds (this reading on seed 0's layers)"),
           no_paper_numbers="Figure 4 is a plot, and Table 2 prints only the overall share of transitions where H and H(π) disagree"),
-    Claim("deviation", "mean absolute deviation from the solid curves is 4.8 points (max 13", "Figure 3 caption", "3", "measurement",
+    Claim("deviation", "mean absolute deviation from the solid curves is 4.8 points", "Figure 3 caption", "3", "measurement",
           read.deviation_units, lambda paper: [Unit("mean", p := paper["figure3"]["mean_abs_deviation_points"], p),
                                            Unit("max", q := paper["figure3"]["max_deviation_points"], q)],
           lambda paper: (0.0, paper["figure3"]["max_deviation_points"]), None,
