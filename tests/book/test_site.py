@@ -125,7 +125,7 @@ ready.then((typesetDone) => { try {
   });
 } catch (e) { done({scriptError: String((e && e.stack) || e)}); } });  // an error here would otherwise leave the call hanging
 
-// Two numbers in adjacent cells of a table row whose rendered text boxes are closer than 8 px.
+// Two numbers in adjacent cells of a table row, side by side, whose rendered text boxes are closer than 8 px.
 function fusedCells(root) {
   const found = [];
   const textBox = (cell) => { const r = document.createRange(); r.selectNodeContents(cell); return r.getBoundingClientRect(); };
@@ -134,6 +134,7 @@ function fusedCells(root) {
     for (let i = 0; i + 1 < cells.length; i++) {
       const a = cells[i].innerText.trim(), b = cells[i + 1].innerText.trim();
       if (!/[0-9]$/.test(a) || !/^[-−+]?[0-9.]/.test(b)) continue;
+      if (textBox(cells[i + 1]).top >= textBox(cells[i]).bottom - 1) continue;  // stacked, as the scorecard's blocks are: not side by side
       const gap = textBox(cells[i + 1]).left - textBox(cells[i]).right;
       if (gap < 8) found.push(`${a} | ${b} (${gap.toFixed(1)} px)`);
     }
