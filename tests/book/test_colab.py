@@ -2,6 +2,7 @@
 environment that starts with what Colab ships (Python, a kernel, torch), installs the package from a clone at the
 pinned commit, and the chapter then runs on a local model folder with the Hub unreachable."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -59,6 +60,31 @@ def test_a_clean_build_pins_the_colab_copies_and_each_page_s_download(tmp_path, 
         assert 'COMMIT = "0123abc"' in _colab_cell(nbformat.read(path, as_version=4)).source, path
     assert len(list(folder.glob("*.ipynb"))) == len(CHAPTERS)
     assert 'path_to_book: "0123abc"' in (stage / "_config.yml").read_text()
+
+
+def test_an_executed_page_gives_colab_a_plain_copy_with_its_numbers(tmp_path, monkeypatch):
+    """Where the staged page holds its run, Colab's copy is that run in plain CommonMark (no MyST left, the glued values
+    in place), while the page's download keeps its MyST for the book."""
+    import shutil
+
+    from executed_notebook import executed
+
+    from attncoda.base import provenance
+    from attncoda.face.book import write_colab_notebooks
+    from attncoda.face.colab_copy import MYST_LEFT
+
+    monkeypatch.setenv("ATTNCODA_OUTPUT", str(tmp_path / "out"))
+    monkeypatch.setattr(provenance, "code_version", lambda *a: {"git_commit": "0123abc", "clean": True})
+    stage = tmp_path / "stage"
+    (stage / "notebooks").mkdir(parents=True)
+    shutil.copy(ROOT / "_config.yml", stage / "_config.yml")
+    nbformat.write(executed(), str(stage / "notebooks" / "01_theory_witness.ipynb"))
+    folder = write_colab_notebooks(stage)
+    copy = nbformat.read(folder / "01_theory_witness.ipynb", as_version=4)
+    text = "".join(c.source for c in copy.cells if c.cell_type == "markdown")
+    assert not MYST_LEFT.search(text) and "On our 5 models, 26.1 % flip" in text
+    assert 'COMMIT = "0123abc"' in _colab_cell(copy).source
+    assert "{glue:text}" in nbformat.read(stage / "notebooks" / "01_theory_witness.ipynb", as_version=4).cells[0].source
 
 
 def test_the_colab_model_replaces_only_the_offline_default(monkeypatch):
@@ -127,3 +153,16 @@ def test_every_chapter_runs_its_colab_branch_in_a_bare_environment(tmp_path, mon
             found = list((checkout / "_build" / "runs" / chapter.key).glob(f"*/results/{chapter.key}/*.json"))
             assert found, f"chapter {chapter.key} wrote no results in a run folder of the Colab checkout"
     assert not _run("git", "-C", str(checkout), "status", "--porcelain", "--", "data").stdout.strip(), "a Colab run leaves the checkout's record untouched"
+    # Each run, as the book's Colab copy of it (attncoda.face.colab_copy): plain CommonMark, its figures attached, and
+    # the scorecard's sentence with its numbers.
+    from attncoda.face.colab_copy import MYST_LEFT, colab_copy
+
+    for chapter in CHAPTERS.values():
+        copy = colab_copy(nbformat.read(tmp_path / f"out-{chapter.key}.ipynb", as_version=4), "https://o.github.io/r")
+        text = "\n".join(c.source for c in copy.cells if c.cell_type == "markdown")
+        assert not MYST_LEFT.search(text), f"{chapter.key}: MyST left in its Colab copy: {MYST_LEFT.search(text).group(0)}"
+        source = "".join("".join(c["source"]) for c in nbformat.read(ROOT / "notebooks" / f"{chapter.notebook}.ipynb", as_version=4).cells)
+        for figure in re.findall(r"```\{glue:figure\} (\S+)", source):
+            assert any(f"{figure}.png" in c.get("attachments", {}) for c in copy.cells), f"{chapter.key}: figure {figure} not in its copy"
+        if chapter.key == "scorecard":
+            assert re.search(r"Of \d+ claims about models: ", text), "the scorecard's copy shows its counts"

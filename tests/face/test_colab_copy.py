@@ -1,35 +1,16 @@
 """A chapter's Colab copy reads like its page: the run's numbers, Markdown and figures in plain CommonMark, no MyST left,
 and the code cells' outputs kept."""
 
-import base64
 import glob
 
 import nbformat
 import pytest
 
+from executed_notebook import PNG, executed
+
 from attncoda.base.paths import build_dir
 
 from attncoda.face.colab_copy import MYST_LEFT, colab_copy, glue_store, glue_text, page_url, plain_markdown
-
-PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n not really an image").decode()
-
-
-def glued(name, data):
-    return nbformat.v4.new_output("display_data", data={f"application/papermill.record/{k}": v for k, v in data.items()},
-                                  metadata={"scrapbook": {"name": name, "mime_prefix": "application/papermill.record/"}})
-
-
-def executed():
-    code = nbformat.v4.new_code_cell("glue(...)")
-    code.outputs = [glued("n", {"text/plain": "'5 models'"}), glued("rate", {"text/plain": "26.0953"}),
-                    glued("answer", {"text/markdown": "'**Differs:** ours $d_A^\\\\perp$; see {doc}`methods <../book/methods>`.'"}),
-                    glued("fig", {"text/plain": "<Figure size 10x8>", "image/png": PNG}),
-                    nbformat.v4.new_output("stream", name="stdout", text="a printed line\n")]
-    page = ("# 3. A chapter\n\n```{glue:md} answer\n:format: myst\n```\n\nOn our {glue:text}`n`, {glue:text}`rate:.1f` % flip "
-            "({glue:md}`answer:myst`).\n\n```{admonition} Protocol\n:class: note\nSeeds {glue:text}`n`; see {ref}`the rules <methods-scorecard>`.\n```\n\n"
-            "```{glue:figure} fig\n:alt: Figure 3 (ours).\n```\n")
-    return nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(page), code])
-
 
 def test_the_copy_holds_the_runs_values_and_figures_in_plain_markdown():
     copy = colab_copy(executed(), "https://o.github.io/r")

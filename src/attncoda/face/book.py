@@ -82,7 +82,7 @@ def write_colab_notebooks(stage: Path) -> Path | None:
     """Write each chapter's Colab copy, with the Colab cell pinned to this commit inserted
     (:func:`~attncoda.face.colab.with_colab_cell`), to ``_build/colab/<commit>/notebooks/``: the page's executed
     notebook, its Markdown in plain CommonMark (:func:`~attncoda.face.colab_copy.colab_copy`), so that Colab shows the
-    page's numbers and figures before anything runs (the source notebook where the chapter was not executed). Insert
+    page's numbers and figures before anything runs (the source notebook where the page holds no run). Insert
     the same cell into the staged executed copies (each page's download), and point the staged book's Colab buttons at
     them (branch :data:`COLAB_BRANCH`, folder ``<commit>``).
 
@@ -96,7 +96,7 @@ def write_colab_notebooks(stage: Path) -> Path | None:
 
     from ..base.provenance import code_version
     from .colab import repository_url, with_colab_cell
-    from .colab_copy import book_address, colab_copy
+    from .colab_copy import book_address, colab_copy, glue_store
 
     version = code_version()
     commit = version.get("git_commit") if version.get("clean") else None
@@ -109,13 +109,15 @@ def write_colab_notebooks(stage: Path) -> Path | None:
     for chapter in CHAPTERS.values():
         staged = stage / "notebooks" / f"{chapter.notebook}.ipynb"  # the page's download: the same commit as its button
         source = repo_root() / "notebooks" / f"{chapter.notebook}.ipynb"
-        if staged.exists():  # Colab's copy: the run that built the page, its Markdown in plain CommonMark
-            copy = colab_copy(nbformat.read(str(staged), as_version=4), book_address(url))
-            nbformat.write(with_colab_cell(copy, url, commit), str(folder / f"{chapter.notebook}.ipynb"))
-            nbformat.write(with_colab_cell(nbformat.read(str(staged), as_version=4), url, commit), str(staged))
-        elif source.exists():
-            nbformat.write(with_colab_cell(nbformat.read(str(source), as_version=4), url, commit),
-                           str(folder / f"{chapter.notebook}.ipynb"))
+        executed = nbformat.read(str(staged), as_version=4) if staged.exists() else None
+        if executed is not None and glue_store(executed):  # Colab's copy: the run that built the page, in plain CommonMark
+            colab = colab_copy(executed, book_address(url))
+        else:
+            colab = nbformat.read(str(source), as_version=4) if source.exists() else None
+        if colab is not None:
+            nbformat.write(with_colab_cell(colab, url, commit), str(folder / f"{chapter.notebook}.ipynb"))
+        if executed is not None:
+            nbformat.write(with_colab_cell(executed, url, commit), str(staged))
     config = stage / "_config.yml"
     text = re.sub(r"^(  branch:).*$", rf"\1 {COLAB_BRANCH}", config.read_text(), count=1, flags=re.M)
     config.write_text(re.sub(r'^(  path_to_book:).*$', rf'\1 "{commit}"', text, count=1, flags=re.M))
