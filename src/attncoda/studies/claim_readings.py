@@ -70,7 +70,7 @@ def models_scope(models: dict, unit: str = "seeds") -> str:
                                         f"{causal} decoder{'s' if causal != 1 else ''}" if causal else "") if part)
     names = ", ".join(models)
     seed_text = f"; {max(seeds)} {unit} each" if seeds and max(seeds) > 1 else ""
-    return f"{len(models)} models ({kinds}: {names}){seed_text}"
+    return f"{len(models)} model{'s' if len(models) != 1 else ''} ({kinds}: {names}){seed_text}"
 
 
 def chapter_scope(chapter: str, unit: str = "seeds", stand_in: str = "") -> Callable[[dict], str]:
