@@ -20,3 +20,15 @@ def test_each_pending_patch_still_applies(patch):
 def test_the_readme_lists_every_pending_patch():
     listed = set(re.findall(r"`([\w.-]+\.patch)`", (ROOT / "pending" / "README.md").read_text()))
     assert listed == {p.name for p in PATCHES}
+
+
+def test_the_pending_patches_apply_one_after_another_in_the_readmes_order(tmp_path):
+    """Applied in a scratch index (the work tree untouched), in the order pending/README.md lists them."""
+    import os
+
+    order = re.findall(r"^\| `([\w.-]+\.patch)`", (ROOT / "pending" / "README.md").read_text(), re.M)
+    env = {**os.environ, "GIT_INDEX_FILE": str(tmp_path / "index")}
+    subprocess.run(["git", "read-tree", "HEAD"], cwd=ROOT, env=env, check=True)
+    for name in order:
+        done = subprocess.run(["git", "apply", "--cached", str(ROOT / "pending" / name)], cwd=ROOT, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, f"{name} does not apply after the ones before it: {done.stderr.strip()}"
