@@ -104,3 +104,7 @@ def test_the_narrow_screen_labels_follow_the_cards_columns():
     assert labels, "the scorecard's narrow-screen labels are in attncoda.css"
     for position, label in labels.items():
         assert text.COLUMNS[int(position) - 1] == label.lower().rstrip(":"), (position, label)
+
+
+def test_every_check_has_its_words():
+    assert set(text.CHECK_WORDS) == {c.key for c in sc.CHECKS}

@@ -155,33 +155,26 @@ def channel_detail(v: Verdict) -> dict:
     return v.ours.get("detail") or {}
 
 
+CHECK_WORDS = {
+    "table1": lambda o: f"the same values (largest difference {o['max_abs_diff']:.1g})",
+    "figure6": lambda o: f"{pct(o['rate'])} [{pct(o['low'])}, {pct(o['high'])}]",
+    "figure2": lambda o: (f"(a) entropy {pct(o['ours']['a']['entropy'], 0)}, concentration {pct(o['ours']['a']['concentration'])}; "
+                          f"(b) entropy {pct(o['ours']['b']['entropy'], 0)}, concentration ×{1 + o['ours']['b']['concentration']:.1f}"),
+    "curves_rise": lambda o: "ρ " + ", ".join(f"{m} {o[m]['rho']:.2f}" for m in sc.CLASSICAL) + f" over {o['points']} grid points",
+    "lemma1": lambda o: f"largest residual {o['residual']:.1e}",
+    "entropy_identity": lambda o: f"largest residual {o['residual']:.1e}",
+    "content_none": lambda o: f"{o['reversed']} of {o['compared']:,} triples",
+    "hellinger_fr": lambda o: f"equal in {o['equal']} of {o['pairs']} model-seeds",
+    "eps_sweep": lambda o: f"bit-identical on {o['identical']} of {o['models']} models",
+    "table4": lambda o: f"all {o['cells']} cells as the paper's",
+    "taxonomy_content": lambda o: f"{o['aris']} ARIs, the lowest {o['lowest']:g}",
+    "temperature_content": lambda o: f"flip {o['flip_max']:g}, retention {o['retention_min']:g} on {o['seeds']} model-seeds",
+}
+"""Each check's reading in words, from the numbers its rule returns."""
+
+
 def _check_ours(v: Verdict) -> str:
-    o = v.ours
-    if v.claim == "table1":
-        return f"the same values (largest difference {o['max_abs_diff']:.1g})"
-    if v.claim == "figure6":
-        return f"{pct(o['rate'])} [{pct(o['low'])}, {pct(o['high'])}]"
-    if v.claim == "figure2":
-        a, b = o["ours"]["a"], o["ours"]["b"]
-        return (f"(a) entropy {pct(a['entropy'], 0)}, concentration {pct(a['concentration'])}; (b) entropy {pct(b['entropy'], 0)}, "
-                f"concentration ×{1 + b['concentration']:.1f}")
-    if v.claim == "curves_rise":
-        return "ρ " + ", ".join(f"{m} {o[m]['rho']:.2f}" for m in sc.CLASSICAL) + f" over {o['points']} grid points"
-    if v.claim in ("lemma1", "entropy_identity"):
-        return f"largest residual {o['residual']:.1e}"
-    if v.claim == "content_none":
-        return f"{o['reversed']} of {o['compared']:,} triples"
-    if v.claim == "hellinger_fr":
-        return f"equal in {o['equal']} of {o['pairs']} model-seeds"
-    if v.claim == "eps_sweep":
-        return f"bit-identical on {o['identical']} of {o['models']} models"
-    if v.claim == "table4":
-        return f"all {o['cells']} cells as the paper's"
-    if v.claim == "taxonomy_content":
-        return f"{o['aris']} ARIs, the lowest {o['lowest']:g}"
-    if v.claim == "temperature_content":
-        return f"flip {o['flip_max']:g}, retention {o['retention_min']:g} on {o['seeds']} model-seeds"
-    raise KeyError(v.claim)
+    return CHECK_WORDS[v.claim](v.ours)
 
 
 def method_text(v: Verdict) -> str:
