@@ -42,3 +42,10 @@ def test_every_executed_chapter_of_a_book_build_converts_without_myst_left(path)
     copy = colab_copy(nbformat.read(path, as_version=4), "https://o.github.io/r")
     left = [m.group(0) for c in copy.cells if c.cell_type == "markdown" for m in MYST_LEFT.finditer(c.source)]
     assert not left, f"{path}: {left[:5]}"
+
+
+def test_a_glued_list_table_becomes_a_pipe_table():
+    """The scorecard glues its card as MyST list-tables: Colab gets pipe tables, a cell's own '|' escaped."""
+    card = "### Claims\n\n```{list-table}\n:header-rows: 1\n:class: scorecard\n\n* - verdict\n  - ours\n* - **reversed**\n  - 0.24 | 0.46\n```"
+    text = plain_markdown("{glue:md}`card:myst`", {"card": {"text/markdown": repr(card)}}, "https://b")
+    assert not MYST_LEFT.search(text) and "| verdict | ours |\n|---|---|\n| **reversed** | 0.24 \\| 0.46 |" in text

@@ -6,7 +6,8 @@ Colab renders Markdown, not MyST. In each Markdown cell:
 * ``{glue:text}`name:spec``` becomes the glued value, formatted by ``spec`` (``.1f``) where it is a number;
 * ``{glue:md}`name:myst``` and a ```` ```{glue:md} name ```` block become the glued Markdown, itself converted;
 * a ```` ```{glue:figure} name ```` block becomes the glued PNG, as an attachment of the cell;
-* an ```` ```{admonition} Title ```` block becomes a block quote headed by its title in bold;
+* an ```` ```{admonition} Title ```` block becomes a block quote headed by its title in bold, and a
+  ```` ```{list-table} ```` a pipe table;
 * ``{doc}`text <path>``` and ``{ref}`text <label>``` become links to the published page;
 * dollar math stays: Colab typesets ``$…$``.
 
@@ -95,6 +96,8 @@ def _blocks(text: str, store: dict, book_url: str, attachments: dict) -> str:
         if kind == "glue:md":
             return plain_markdown(str(_python_value(store[argument].get("text/markdown", store[argument].get("text/plain", "")))),
                                   store, book_url, attachments)
+        if kind == "list-table":
+            return _pipe_table(content, int(options.get("header-rows", "0") or 0), store, book_url, attachments)
         if kind == "glue:figure":
             png = store[argument].get("image/png")
             if png is None:
@@ -104,7 +107,24 @@ def _blocks(text: str, store: dict, book_url: str, attachments: dict) -> str:
         inner = plain_markdown(content, store, book_url, attachments)
         return "\n".join([f"> **{argument}**", ">"] + [f"> {line}" if line else ">" for line in inner.splitlines()])
 
-    return re.sub(r"^(```|:::)\{(glue:md|glue:figure|admonition)\}([^\n]*)\n(.*?)^\1[ \t]*$", block, text, flags=re.M | re.S)
+    return re.sub(r"^(```|:::)\{(glue:md|glue:figure|admonition|list-table)\}([^\n]*)\n(.*?)^\1[ \t]*$", block, text, flags=re.M | re.S)
+
+
+def _pipe_table(body: str, header_rows: int, store: dict, book_url: str, attachments: dict) -> str:
+    """A ``list-table``'s rows (``* - a`` then ``  - b`` per cell) as a pipe table, its first row the header (an empty
+    header where the list-table has none).
+
+    >>> print(_pipe_table("* - verdict\\n  - claim\\n* - **reversed**\\n  - a | b", 1, {}, "https://b", {}))
+    | verdict | claim |
+    |---|---|
+    | **reversed** | a \\| b |
+    """
+    rows = [[cell.strip() for cell in re.split(r"\n\s*- ", row.strip())] for row in re.split(r"^\* - ", body, flags=re.M) if row.strip()]
+    cells = [[plain_markdown(c, store, book_url, attachments).replace("|", "\\|").replace("\n", " ") for c in row] for row in rows]
+    width = max(len(r) for r in cells)
+    head = cells[0] if header_rows else [""] * width
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * width]
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in cells[1 if header_rows else 0:]])
 
 
 def plain_markdown(text: str, store: dict, book_url: str, attachments: dict | None = None) -> str:
