@@ -49,3 +49,8 @@ def test_a_glued_list_table_becomes_a_pipe_table():
     card = "### Claims\n\n```{list-table}\n:header-rows: 1\n:class: scorecard\n\n* - verdict\n  - ours\n* - **reversed**\n  - 0.24 | 0.46\n```"
     text = plain_markdown("{glue:md}`card:myst`", {"card": {"text/markdown": repr(card)}}, "https://b")
     assert not MYST_LEFT.search(text) and "| verdict | ours |\n|---|---|\n| **reversed** | 0.24 \\| 0.46 |" in text
+
+
+def test_a_glued_table_figure_keeps_its_html():
+    text = plain_markdown("```{glue:figure} table\n:figwidth: 100%\n```\n", {"table": {"text/html": "<table><tr><td>1</td></tr></table>"}}, "https://b")
+    assert text.strip() == "<table><tr><td>1</td></tr></table>"

@@ -5,7 +5,8 @@ Colab renders Markdown, not MyST. In each Markdown cell:
 
 * ``{glue:text}`name:spec``` becomes the glued value, formatted by ``spec`` (``.1f``) where it is a number;
 * ``{glue:md}`name:myst``` and a ```` ```{glue:md} name ```` block become the glued Markdown, itself converted;
-* a ```` ```{glue:figure} name ```` block becomes the glued PNG, as an attachment of the cell;
+* a ```` ```{glue:figure} name ```` block becomes the glued PNG, as an attachment of the cell, or the glued table's
+  HTML;
 * an ```` ```{admonition} Title ```` block becomes a block quote headed by its title in bold, and a
   ```` ```{list-table} ```` a pipe table;
 * ``{doc}`text <path>``` and ``{ref}`text <label>``` become links to the published page;
@@ -99,11 +100,14 @@ def _blocks(text: str, store: dict, book_url: str, attachments: dict) -> str:
         if kind == "list-table":
             return _pipe_table(content, int(options.get("header-rows", "0") or 0), store, book_url, attachments)
         if kind == "glue:figure":
-            png = store[argument].get("image/png")
-            if png is None:
-                return f"*(figure {argument}: not in this run)*"
-            attachments[f"{argument}.png"] = {"image/png": png if isinstance(png, str) else base64.b64encode(png).decode()}
-            return f"![{options.get('alt', argument)}](attachment:{argument}.png)"
+            glued = store.get(argument, {})
+            png, html = glued.get("image/png"), glued.get("text/html")
+            if png is not None:
+                attachments[f"{argument}.png"] = {"image/png": png if isinstance(png, str) else base64.b64encode(png).decode()}
+                return f"![{options.get('alt', argument)}](attachment:{argument}.png)"
+            if html is not None:  # a glued table (a pandas Styler): its HTML, which Markdown passes through
+                return html if isinstance(html, str) else "".join(html)
+            return f"*(figure {argument}: not in this run)*"
         inner = plain_markdown(content, store, book_url, attachments)
         return "\n".join([f"> **{argument}**", ">"] + [f"> {line}" if line else ">" for line in inner.splitlines()])
 
