@@ -1,8 +1,9 @@
 """The scorecard's words: each row's quote from the paper with its place, the paper's numbers and ours, the scope, and
 a chapter's opening on the same rules. Verdicts come from :mod:`attncoda.studies.claims`; nothing here decides anything.
 
-A claim's number is printed by one function, :func:`ours_text`: the scorecard's row and the chapter's opening both
-call it, and the chapter bodies that state the same reading call :func:`claim_number`."""
+A claim's number is printed by one function, :func:`claim_number`: the scorecard's row (:func:`ours_text`), the
+chapter's opening (:func:`opening_sentence`) and a chapter body that states the same reading (:func:`claim_numbers`)
+all call it."""
 
 from __future__ import annotations
 
@@ -28,9 +29,6 @@ ONLINE = {
     "blow_up": "attncoda run pruning --model meta-llama/Llama-3.2-1B",
 }
 """The command that tests a claim where the Hub is reachable, for the claims the offline models cannot test."""
-
-RERUN = {"theory": "attncoda run theory", "calibration": "attncoda run calibration", "measurement": "attncoda run measurement",
-         "collapse": "attncoda run collapse", "clustering": "attncoda run clustering", "pruning": "attncoda run pruning"}
 
 GROUP_TITLES = {sc.MATH: "Checks of the mathematics", sc.MODELS: "Claims about models"}
 
@@ -79,16 +77,17 @@ def claim_text(key: str) -> str:
 
 
 def _paper_check(key: str, paper: dict) -> str:
-    t1, f6, f2, f3 = paper["table1"], paper["figure6"], paper["figure2"], paper["figure3"]
+    t1, f6, f2 = paper["table1"], paper["figure6"], paper["figure2"]
     return {
-        "table1": f"cosine {t1['cosine']['keep'][0]:.4f} / {t1['cosine']['keep'][1]:.4f} kept, {t1['cosine']['drop'][0]:.4f} / {t1['cosine']['drop'][1]:.4f} dropped, and so on (4 decimals)",
+        "table1": (f"cosine {t1['cosine']['keep'][0]:.4f} / {t1['cosine']['keep'][1]:.4f} kept, "
+                   f"{t1['cosine']['drop'][0]:.4f} / {t1['cosine']['drop'][1]:.4f} dropped, and so on (4 decimals)"),
         "figure6": f"{f6['cosine_reversal_pct']} % of {f6['positions']:,} positions",
         "figure2": (f"(a) entropy {f2['a']['entropy'][0]} → {f2['a']['entropy'][1]} nats, concentration {f2['a']['concentration'][0]} → "
                     f"{f2['a']['concentration'][1]}; (b) entropy {f2['b']['entropy'][0]} → {f2['b']['entropy'][1]}, concentration "
                     f"{f2['b']['concentration'][0]} → {f2['b']['concentration'][1]}"),
         "table4": "the invariance matrix of its Table 4",
         "entropy_identity": "exact",
-        "curves_rise": f"rising curves; models placed {f3['mean_abs_deviation_points']} points from them",
+        "curves_rise": "curves that rise with sink mass",
         "lemma1": "exact",
         "content_none": "0 %",
         "hellinger_fr": "identical verdicts",

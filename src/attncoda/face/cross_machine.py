@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 import subprocess
 import sys
 
@@ -95,7 +96,7 @@ def reading_changes(before, after) -> dict:
 
 def compare_records(before: dict, after: dict, paper: dict) -> dict:
     """Per chapter: the numbers and readings that moved between two records, and the scorecard verdicts at each."""
-    from ..studies import claims as scorecard
+    from ..studies import claims
 
     chapters = {}
     for chapter in sorted(set(before) & set(after)):
@@ -112,11 +113,11 @@ def compare_records(before: dict, after: dict, paper: dict) -> dict:
             r = reading_changes(before[chapter][name], after[chapter][name])
             readings["compared"] += r["compared"]
             readings["moved"] += [{**m, "where": f"{name}{m['where']}"} for m in r["moved"]]
-        numbers["median_relative"] = round(float(sorted(changes)[len(changes) // 2]), 12) if changes else 0.0
+        numbers["median_relative"] = round(statistics.median(changes), 12) if changes else 0.0
         chapters[chapter] = {"numbers": numbers, "readings": readings}
     verdicts = {}
-    for key in scorecard.RULES:
-        a, b = scorecard.RULES[key](before, paper), scorecard.RULES[key](after, paper)
+    for key in claims.RULES:
+        a, b = claims.RULES[key](before, paper), claims.RULES[key](after, paper)
         verdicts[key] = {"before": a.verdict, "after": b.verdict}
     return {"floor": FLOOR, "chapters": chapters, "verdicts": verdicts}
 
