@@ -209,10 +209,11 @@ def ari_units(record: dict) -> list[Unit]:
             for m in CLASSICAL if any(v is not None for v in _per_seed(r, "taxonomy_ari", m))]
 
 
-def seed_units(path, name_suffix: str = "") -> Callable[[dict], list[Unit]]:
+def seed_units(path) -> Callable[[dict], list[Unit]]:
+    """Each model's reading along ``path`` of its seeds' results, as :func:`seed_interval` makes it a unit."""
     def units(record):
         seeds = {name: _per_seed(r, *path) for name, r in measured(record).items()}
-        return [seed_interval(name + name_suffix, vals) for name, vals in seeds.items() if any(v is not None for v in vals)]
+        return [seed_interval(name, vals) for name, vals in seeds.items() if any(v is not None for v in vals)]
     return units
 
 
