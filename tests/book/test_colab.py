@@ -167,3 +167,54 @@ def test_every_chapter_runs_its_colab_branch_in_a_bare_environment(tmp_path, mon
             assert any(f"{figure}.png" in c.get("attachments", {}) for c in copy.cells) or "<table" in text, f"{chapter.key}: {figure}"
         if chapter.key == "scorecard":
             assert re.search(r"Of \d+ claims about models: ", text), "the scorecard's copy shows its counts"
+
+
+def _git(*args, cwd):
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def test_the_colab_cell_fetches_one_commit_not_the_history(tmp_path):
+    """The cell's download (:data:`~attncoda.face.colab.FETCH_ONE_COMMIT`), run as the cell runs it, against a repository
+    whose history holds a 2 MB file the commit no longer has: the checkout is that commit's files, a small share of a
+    full clone."""
+    import os
+
+    from attncoda.face.colab import FETCH_ONE_COMMIT
+
+    source = tmp_path / "source"
+    source.mkdir()
+    _git("init", "-q", cwd=source)
+    _git("config", "user.email", "t@t", cwd=source)
+    _git("config", "user.name", "t", cwd=source)
+    (source / "wheel.whl").write_bytes(os.urandom(2_000_000))
+    _git("add", ".", cwd=source)
+    _git("commit", "-qm", "a large file", cwd=source)
+    _git("rm", "-q", "wheel.whl", cwd=source)
+    (source / "README.md").write_text("the commit\n")
+    _git("add", ".", cwd=source)
+    _git("commit", "-qm", "the commit", cwd=source)
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=source, capture_output=True, text=True, check=True).stdout.strip()
+    checkout = tmp_path / "attncoda-src"
+    code = "if True:\n" + FETCH_ONE_COMMIT
+    exec(code, {"subprocess": subprocess, "os": os, "checkout": str(checkout), "REPOSITORY": str(source), "COMMIT": commit})
+    size = lambda folder: sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+    full = tmp_path / "full"
+    _git("clone", "-q", str(source), str(full), cwd=tmp_path)
+    assert (checkout / "README.md").read_text() == "the commit\n" and not (checkout / "wheel.whl").exists()
+    assert size(checkout / ".git") < size(full / ".git") / 10, (size(checkout / ".git"), size(full / ".git"))
+
+
+def test_the_repository_address_is_configured_or_the_github_remote(tmp_path, capsys):
+    from attncoda.face import colab
+
+    root = tmp_path / "checkout"
+    root.mkdir()
+    _git("init", "-q", cwd=root)
+    (root / "_config.yml").write_text(f"repository:\n  url: {colab.PLACEHOLDER}\n")
+    colab._WARNED = False
+    assert colab.repository_url(root) == colab.PLACEHOLDER and "still the placeholder" in capsys.readouterr().err
+    assert colab.repository_url(root) == colab.PLACEHOLDER and capsys.readouterr().err == "", "the warning is said once"
+    _git("remote", "add", "origin", "git@github.com:someone/attncoda.git", cwd=root)
+    assert colab.repository_url(root) == "https://github.com/someone/attncoda"
+    (root / "_config.yml").write_text("repository:\n  url: https://github.com/mine/fork/\n")
+    assert colab.repository_url(root) == "https://github.com/mine/fork"

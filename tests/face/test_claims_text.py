@@ -108,3 +108,6 @@ def test_the_narrow_screen_labels_follow_the_cards_columns():
 
 def test_every_check_has_its_words():
     assert set(text.CHECK_WORDS) == {c.key for c in sc.CHECKS}
+def test_the_measurement_body_prints_the_reversal_claims_number():
+    body = "".join("".join(c["source"]) for c in json.loads((ROOT / "notebooks" / "03_measurement.ipynb").read_text())["cells"])
+    assert body.count("{glue:text}`reversal_claim`") == 2 and 'claim_numbers("measurement", written)["reversal_range"]' in body

@@ -46,15 +46,26 @@ if "google.colab" in sys.modules or os.environ.get("ATTNCODA_COLAB") == "1":
     checkout = os.path.join(os.environ.get("ATTNCODA_COLAB_DIR", "/content"), "attncoda-src")
     installed = os.path.join(checkout, ".attncoda-installed")  # written last: an interrupted install is redone
     if not os.path.exists(installed):
-        subprocess.run(["rm", "-rf", checkout], check=True)
-        subprocess.run(["git", "clone", "--quiet", REPOSITORY, checkout], check=True)
-        subprocess.run(["git", "-C", checkout, "checkout", "--quiet", COMMIT], check=True)
+{fetch}
         subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", checkout + "[colab]"], check=True)
         subprocess.run([sys.executable, "-m", "attncoda.face.cli", "models", "--corpora"], check=True, stdout=subprocess.DEVNULL)
         open(installed, "w").close()
         importlib.invalidate_caches()
     os.chdir(os.path.join(checkout, "notebooks"))"""
-"""The Colab cell's source, with ``{repository}`` and ``{commit}`` to fill in."""
+"""The Colab cell's source, with ``{repository}``, ``{commit}`` and ``{fetch}`` (:data:`FETCH_ONE_COMMIT`) to fill in."""
+
+FETCH_ONE_COMMIT = """\
+        subprocess.run(["rm", "-rf", checkout], check=True)
+        os.makedirs(checkout)
+        subprocess.run(["git", "-C", checkout, "init", "--quiet"], check=True)
+        # one commit, not the history: a shallow fetch of COMMIT alone, then its files
+        subprocess.run(["git", "-C", checkout, "fetch", "--quiet", "--depth", "1", REPOSITORY, COMMIT], check=True)
+        subprocess.run(["git", "-C", checkout, "checkout", "--quiet", "FETCH_HEAD"], check=True)"""
+"""The Colab cell's download: a shallow fetch of the one commit the page was built from (the history holds files that
+left the tree long ago, several times the commit's size)."""
+
+PLACEHOLDER = "https://github.com/attncoda/attncoda"
+"""The repository address ``_config.yml`` ships with, until a fork sets its own."""
 COLAB_TAG = "colab"
 
 
@@ -76,7 +87,7 @@ def with_colab_cell(nb, repository: str, commit: str):
     if '"' in repository or '"' in commit or "\n" in repository + commit:
         raise ValueError(f"a repository address or commit with quotes or line breaks cannot be written into the Colab cell: {repository!r} {commit!r}")
     cells = [c for c in nb.cells if COLAB_TAG not in c.metadata.get("tags", [])]
-    cell = nbformat.v4.new_code_cell(COLAB_SOURCE.format(repository=repository, commit=commit))
+    cell = nbformat.v4.new_code_cell(COLAB_SOURCE.format(repository=repository, commit=commit, fetch=FETCH_ONE_COMMIT))
     cell.metadata["tags"] = ["remove-cell", COLAB_TAG]
     cell.id = "colab-install"
     first = 1 if cells and cells[0].cell_type == "markdown" else 0
@@ -84,10 +95,47 @@ def with_colab_cell(nb, repository: str, commit: str):
     return nb
 
 
-def repository_url() -> str:
-    """The repository's address: the one setting, ``repository.url`` in ``_config.yml``."""
+def github_remote(root=None) -> str | None:
+    """The checkout's ``origin`` as an https address, when it is a GitHub repository; None otherwise."""
+    import subprocess
+
+    from ..base.paths import repo_root
+
+    found = subprocess.run(["git", "-C", str(root or repo_root()), "remote", "get-url", "origin"], capture_output=True, text=True)
+    return normalized_github(found.stdout.strip()) if found.returncode == 0 else None
+
+
+def normalized_github(remote: str) -> str | None:
+    """A GitHub remote (https or ssh, with or without ``.git``) as its https address; None for any other remote.
+
+    >>> normalized_github("git@github.com:someone/attncoda.git"), normalized_github("/work/main")
+    ('https://github.com/someone/attncoda', None)
+    """
+    import re
+
+    found = re.fullmatch(r"(?:https://github\.com/|git@github\.com:|ssh://git@github\.com/)([\w.-]+/[\w.-]+?)(?:\.git)?/?", remote)
+    return f"https://github.com/{found.group(1)}" if found else None
+
+
+def repository_url(root=None) -> str:
+    """The repository's address: ``repository.url`` in ``_config.yml``, the one setting; while that is still the
+    :data:`PLACEHOLDER`, the checkout's GitHub ``origin`` where it has one, else the placeholder with a one-line warning."""
     import yaml
 
     from ..base.paths import repo_root
 
-    return yaml.safe_load((repo_root() / "_config.yml").read_text())["repository"]["url"].rstrip("/")
+    configured = yaml.safe_load(((root or repo_root()) / "_config.yml").read_text())["repository"]["url"].rstrip("/")
+    if configured != PLACEHOLDER:
+        return configured
+    remote = github_remote(root)
+    if remote:
+        return remote
+    global _WARNED
+    if not _WARNED:
+        print(f"note: repository.url in _config.yml is still the placeholder {PLACEHOLDER}; set your repository's address there "
+              "(the Colab buttons and the citation use it)", file=sys.stderr)
+        _WARNED = True
+    return configured
+
+
+_WARNED = False  # the placeholder warning is said once per process

@@ -5,7 +5,7 @@ trials), so a rerun on another model rewrites them."""
 from __future__ import annotations
 
 from ..studies.collapse_suite import SINK_GROWTH
-from ..studies.scorecard import LEVEL
+from ..studies.claims import LEVEL
 
 import numpy as np
 
@@ -294,14 +294,13 @@ def answer_sentence(sizes, series, pythia: dict[str, float]) -> str:
 
 
 def figure5a_sentence(series) -> str:
-    """The rank correlation of the JS reversal rate with signature sink mass within each run, and the scorecard's sign
-    test over the runs (:func:`~attncoda.studies.scorecard.training_rates_rise`); where the committed two-CPU
-    comparison found this verdict moving between machines, the sentence says so."""
-    from ..studies import scorecard
+    """The rank correlation of the JS reversal rate with signature sink mass within each run, and a sign test over the
+    runs (:func:`~attncoda.studies.claims.within_run_trend`). This is a question across training; the paper's
+    Figure 5a is about scale within a family, which the scorecard judges on its own row."""
+    from ..studies import claims as scorecard
 
     record = {"collapse": {"runs": {"series": [{"name": s.name, "points": s.points} for s in series]}}}
-    verdict = scorecard.training_rates_rise(record, {})
-    o = verdict.ours
+    o = scorecard.within_run_trend(record)
     if not o.get("runs"):
         return "No run has five checkpoints with a reversal rate, so nothing is said about how the reversal rate moves with sink mass."
     text = ("Within each run with a head triple, over its checkpoints, Spearman ρ of the JS reversal rate with signature sink mass: "
@@ -310,21 +309,8 @@ def figure5a_sentence(series) -> str:
     if o["smallest_p"] >= scorecard.LEVEL:
         return text + f"With {o['runs']} runs a sign test cannot reach the 5 % level (its smallest p is {o['smallest_p']:.2f}), so no direction is claimed."
     reading = {scorecard.REPRODUCED: "the reversal rate rises with sink mass within runs", scorecard.REVERSED: "the reversal rate falls with sink mass within runs",
-               scorecard.UNDECIDED: "the runs do not agree on a direction"}[verdict.verdict]
-    text += f"ρ is positive in {o['up']} of {o['runs']} runs (exact two-sided sign test p = {o['p']:.3f}): {reading}."
-    return text + _other_cpu("training_rise", verdict.verdict)
-
-
-def _other_cpu(claim: str, verdict: str) -> str:
-    """A sentence when the committed two-CPU comparison (:func:`~attncoda.face.scorecard_text.other_cpu_verdicts`) found
-    ``claim``'s verdict different on the other machine's record; empty otherwise."""
-    from .scorecard_text import other_cpu_verdicts
-
-    other = other_cpu_verdicts().get(claim)
-    if other is None or other == verdict:
-        return ""
-    return (f" On the record built on another CPU this verdict was {other}, not {verdict}: it does not survive a change of machine, "
-            "so this page rests nothing on it (the reproducibility page has the comparison).")
+               scorecard.UNDECIDED: "the runs do not agree on a direction"}[o["verdict"]]
+    return text + f"ρ is positive in {o['up']} of {o['runs']} runs (exact two-sided sign test p = {o['p']:.3f}): {reading}."
 
 
 # --------------------------------------------------------------------------- endpoints

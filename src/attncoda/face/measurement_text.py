@@ -39,11 +39,6 @@ def paper_table2_rows(paper: dict) -> list[dict]:
             for m, v in paper["table2"]["models"].items()]
 
 
-def classical_rates(results: dict) -> list[float]:
-    """Every model's mean reversal rate of each classical metric, in percent."""
-    return [100 * r.summary.reversal[m].mean for r in results.values() for m in TABLE2_METRICS]
-
-
 def content_sentence(results: dict) -> str:
     """How many verdicts the content distance reversed, over every seed of every model (it must be none)."""
     reversed_ = sum(e.reversal["content"].reversed for r in results.values() for e in r.per_seed)
@@ -199,10 +194,8 @@ def sweep_sentence(results: dict) -> str:
 
 def differences_sentence(results: dict, paper: dict, deviations: list[dict]) -> str:
     """Plain statements comparing our measurement with the paper's, each from the numbers above."""
-    rates = classical_rates(results)
     sinks, _ = rise_points(results)
-    lo, hi = paper["table2"]["reversal_range_pct"]
-    notes = [f"Our classical reversal rates span {min(rates):.1f}–{max(rates):.1f} %; the paper reports {lo}–{hi} % on its ten models."]
+    notes = []
     paper_lm = [v["sig_sink"] for v in paper["table2"]["models"].values() if v["sig_sink"] > 0.5]
     notes.append(f"Our signature sink masses ({min(sinks):.2f}–{max(sinks):.2f}) are "
                  + ("lower than" if max(sinks) < min(paper_lm) else "comparable to") + f" those of the paper's language models ({min(paper_lm):.2f}–{max(paper_lm):.2f}).")

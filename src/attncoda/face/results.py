@@ -127,7 +127,7 @@ def paper_reference() -> dict:
 
 def read_record(directory=None) -> dict:
     """Every results file in a record, as ``{chapter: {name: numbers}}`` (the numbers without their provenance): what
-    the scorecard's rules read (:func:`attncoda.studies.scorecard.judge`)."""
+    the scorecard's rules read (:func:`attncoda.studies.claims.judge`)."""
     record: dict = {}
     for path in sorted(results_dir(directory).glob("*/*.json")):
         stored = json.loads(path.read_text())

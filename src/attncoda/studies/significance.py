@@ -1,6 +1,6 @@
 """The small tests the book's verdicts rest on: rank correlation and trend by permutation, and intervals over samples.
 
-Each returns its statistic and a p-value or an interval, never a direction in words; :mod:`attncoda.studies.scorecard`
+Each returns its statistic and a p-value or an interval, never a direction in words; :mod:`attncoda.studies.claims`
 turns them into verdicts, and the page modules word those.
 """
 
