@@ -145,6 +145,7 @@ class ReversalReading:
     per_seed: list
     compared: int
     level: float = 0.95
+    estimate: str = ""  # set when the rate comes from fewer windows than the sample: a staged audit's early look
 
 
 @dataclass(frozen=True)
@@ -266,8 +267,7 @@ def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_
     rates = [s["reversal"]["rate"] for s in per_seed]
     mean = float(np.mean(rates))
     if len(rates) > 1:
-        half = t_95(len(rates) - 1, level) * float(np.std(rates, ddof=1)) / math.sqrt(len(rates))
-        interval = (max(0.0, mean - half), min(1.0, mean + half))
+        interval = t_interval(rates, level)
         interval_kind = f"{100 * level:g} % t-interval over {len(rates)} seeds (text and triples resampled, clipped to 0-100 %)"
     else:
         from scipy.stats import norm
@@ -301,6 +301,17 @@ def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_
                          where_from="every row of every layer and head, seed " + str(first.meta.seed) + f"'s windows; keys within {maps[0]['recent_keys']} "
                          "positions of the query set apart")
     return replace(report, recommendation=recommend(report))
+
+
+def t_interval(rates, level: float = 0.95) -> tuple[float, float]:
+    """The ``level`` t-interval of the mean of per-seed ``rates``, clipped to 0-1.
+
+    >>> [round(x, 4) for x in t_interval([0.1, 0.2, 0.3])]
+    [0.0, 0.4484]
+    """
+    mean = float(np.mean(rates))
+    half = t_95(len(rates) - 1, level) * float(np.std(rates, ddof=1)) / math.sqrt(len(rates))
+    return max(0.0, mean - half), min(1.0, mean + half)
 
 
 def fail_above_rule(interval, bound: float) -> dict:
@@ -366,7 +377,7 @@ def recommend(r: AuditReport) -> str:
     the attention, the other about the attention left after the sink)."""
     lo, hi = r.reversal.interval
     metric, rate, cut = r.metric_label, 100 * r.reversal.rate, 100 * r.threshold
-    interval = f"{100 * r.reversal.level:g} % interval {100 * lo:.1f}-{100 * hi:.1f} %"
+    interval = (f"{r.reversal.estimate}, " if r.reversal.estimate else "") + f"{100 * r.reversal.level:g} % interval {100 * lo:.1f}-{100 * hi:.1f} %"
     top = r.top_keys[0]
     sink_keys = set(r.sink["keys"])
     where = ("" if top["key"] in sink_keys else
@@ -459,7 +470,7 @@ def render(r: AuditReport, fmt: str = "text") -> str:
         ("where attention goes", top),
         ("by token", tokens + (f"; the most recent keys take {r.recent_mass:.3f} of a row on average" if r.recent_mass is not None else "")),
         ("sink mass", f"rows {r.row_sink_mass:.3f}; signatures {r.signature_sink_mass:.3f}"),
-        (f"reversal ({r.metric_label})", f"{100 * r.reversal.rate:.1f} % of closer-head verdicts flip ({100 * r.reversal.level:g} % interval {100 * lo:.1f}-{100 * hi:.1f} %; {r.reversal.interval_kind})"),
+        (f"reversal ({r.metric_label})", (f"{r.reversal.estimate}: " if r.reversal.estimate else "") + f"{100 * r.reversal.rate:.1f} % of closer-head verdicts flip ({100 * r.reversal.level:g} % interval {100 * lo:.1f}-{100 * hi:.1f} %; {r.reversal.interval_kind})"),
         ("frozen predictor", pred),
         ("layer-wise collapse", f"H and H(pi) move in opposite directions on {100 * r.collapse_disagreement:.0f} % of adjacent-layer transitions"
          if math.isfinite(r.collapse_disagreement) else "undefined: a model with one layer has no pair of adjacent layers to compare"),
@@ -469,7 +480,7 @@ def render(r: AuditReport, fmt: str = "text") -> str:
     if r.stopped:
         lines.append(("stages", r.stopped))
     if r.ci:
-        lines.append(("--fail-above", ("FAILED: " if r.ci["failed"] else "passed: ") + r.ci["rule"]))
+        lines.append(("--fail-above", ("FAILED: " if r.ci["failed"] else "passed: ") + r.ci["rule"] + (f" ({r.ci['decided']})" if r.ci.get("decided") else "")))
     if fmt == "markdown":
         body = "\n".join(f"| {k} | {v} |" for k, v in lines)
         return f"## Convention audit: {model}\n\n| | |\n|---|---|\n{body}\n\n**Recommendation.** {r.recommendation}\n"

@@ -62,10 +62,14 @@ def stage_margin(windows: int) -> float:
     path = data_file(BIAS_FILE)
     try:
         data = json.loads(path.read_text())
-        return float(data["margin"][str(windows)])
+        margin = data["margin"][str(windows)]
     except (OSError, ValueError, KeyError, TypeError):
         raise ValueError(f"{path} holds no margin for {windows} windows; run python -m attncoda.studies.audit_stages bias, "
                          "or pass --full") from None
+    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not math.isfinite(margin) or margin < 0:
+        raise ValueError(f"{path} gives the margin for {windows} windows as {margin!r}, not a non-negative number (a difference of rates); "
+                         "run python -m attncoda.studies.audit_stages bias again, or pass --full")
+    return float(margin)
 
 
 def plan(n: int, length: int, seeds, full: bool) -> list[int]:
@@ -79,23 +83,82 @@ def plan(n: int, length: int, seeds, full: bool) -> list[int]:
     return list(STAGES)
 
 
-def staged(inputs, stages: list[int], audit_args: dict):
+def staged(inputs, stages: list[int], audit_args: dict, bound: float | None = None):
     """Run :func:`attncoda.studies.audit.audit` at each look in turn and stop at the first whose advice takes a side
     (``matters`` or ``small``), or at the last. ``inputs(windows)`` gives ``(signatures, maps)`` of every seed on
-    that many windows. The report says each look's interval and why it stopped."""
+    that many windows. The report says each look's interval and why it stopped.
+
+    With ``bound`` (``--fail-above``), an early look stops only when its interval also clears ``bound`` by the early
+    look's margin (:func:`early_gate`); otherwise the audit reads on, and the whole sample's 95 % interval judges the
+    bound, as ``--full`` does (:func:`final_gate`). ``ci`` says which look decided the gate and at which level."""
     from .audit import audit
 
     level = look_level(len(stages))
     looks = []
     for k, windows in enumerate(stages):
+        last = k == len(stages) - 1
         sigs, maps = inputs(windows)
         margin = stage_margin(windows) if len(stages) > 1 else 0.0
         report = audit(sigs, maps=maps, level=level, margin=margin, **audit_args)
         looks.append({"windows": windows, "level": level, "margin": margin, "rate": report.reversal.rate,
                       "interval": list(report.reversal.interval), "advice": report.advice})
-        if report.advice in ("matters", "small", "undefined") or k == len(stages) - 1:
-            return replace(report, stages=looks, stopped=stop_reason(looks, len(stages)))
+        gate = None if bound is None or last else early_gate(report.reversal, bound, margin, k + 1, len(stages))
+        if bound is not None and gate is not None:
+            looks[-1]["gate"] = "failed" if gate["failed"] else "passed"
+        sided = report.advice in ("matters", "small", "undefined")
+        if (sided and (bound is None or gate is not None or report.advice == "undefined")) or last:
+            if not last:
+                report = replace(report, reversal=replace(report.reversal, estimate=early_estimate(windows, stages[-1])))
+            if bound is not None:
+                gate = gate or final_gate(report.reversal, bound, k + 1, len(stages))
+            return replace(report, stages=looks, stopped=stop_reason(looks, len(stages)), ci=gate)
     raise AssertionError("unreachable: the last look always returns")
+
+
+def early_estimate(windows: int, whole: int) -> str:
+    """The label of a rate an early look stopped at: an estimate from fewer windows than the sample.
+
+    >>> early_estimate(16, 64)
+    "the early look's estimate on 16 of 64 windows per seed"
+    """
+    return f"the early look's estimate on {windows} of {whole} windows per seed"
+
+
+def early_gate(reading, bound: float, margin: float, look: int, looks: int) -> dict | None:
+    """``--fail-above``'s verdict at an early look, or None when it cannot decide: it fails when the interval's lower end
+    exceeds ``bound`` by more than ``margin``, passes when its upper end lies below ``bound`` by more than ``margin``.
+
+    >>> from attncoda.studies.audit import ReversalReading as R
+    >>> early_gate(R(0.02, (0.0, 0.049), "", [], 1, 0.975), 0.005, 0.015, 1, 2) is None
+    True
+    >>> early_gate(R(0.02, (0.0, 0.049), "", [], 1, 0.975), 0.1, 0.015, 1, 2)["failed"]
+    False
+    """
+    low, high = reading.interval
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return None
+    if low - margin > bound:
+        failed, side = True, f"its lower end {low:.4f} exceeds {bound} by more than"
+    elif high + margin < bound:
+        failed, side = False, f"its upper end {high:.4f} lies below {bound} by more than"
+    else:
+        return None
+    return {"fail_above": bound, "failed": failed, "look": look, "looks": looks, "level": reading.level, "margin": margin,
+            "rule": f"the {100 * reading.level:g} % interval {low:.4f}-{high:.4f}: {side} the early look's margin {margin:.4f}",
+            "decided": f"decided at look {look} of {looks}, at {100 * reading.level:g} %, with the early look's margin"}
+
+
+def final_gate(reading, bound: float, look: int, looks: int) -> dict:
+    """``--fail-above``'s verdict on the whole sample: its 95 % interval, as ``--full`` reads it (a staged audit's last
+    look recomputes it from the per-seed rates; its own interval is at the split level)."""
+    from .audit import fail_above_rule, t_interval
+
+    interval = reading.interval
+    if reading.level != LEVEL and len(reading.per_seed) > 1 and all(map(math.isfinite, reading.per_seed)):
+        interval = t_interval(reading.per_seed, LEVEL)
+    where = "the whole sample" if looks == 1 else f"look {look} of {looks}" + (", the whole sample" if look == looks else "")
+    return fail_above_rule(interval, bound) | {"look": look, "looks": looks, "level": LEVEL, "margin": 0.0,
+                                               "decided": f"decided at {where}, at {100 * LEVEL:g} % as --full"}
 
 
 def stop_reason(looks: list[dict], planned: int) -> str:
@@ -109,8 +172,10 @@ def stop_reason(looks: list[dict], planned: int) -> str:
         return (f"stopped at look {len(looks)} of {planned} ({sample}): its {level} interval {100 * lo:.1f}-{100 * hi:.1f} % clears the "
                 f"threshold by more than the early look's margin of {100 * look['margin']:.1f} points; --full reads the whole sample")
     first = looks[0]
+    why = ("took a side on the advice, but its interval did not clear --fail-above's bound by the margin" if first["advice"] in ("matters", "small")
+           else "could not decide")
     return (f"read the whole sample at look {planned} ({sample}, {level}): look 1 ({first['windows']} windows per seed, interval "
-            f"{100 * first['interval'][0]:.1f}-{100 * first['interval'][1]:.1f} %, margin {100 * first['margin']:.1f} points) could not decide")
+            f"{100 * first['interval'][0]:.1f}-{100 * first['interval'][1]:.1f} %, margin {100 * first['margin']:.1f} points) {why}")
 
 
 # --------------------------------------------------------------------------- the margin, measured
@@ -201,6 +266,63 @@ def simulate(configs, audits: int = 500, seeds: int = 3, threshold: float = 0.07
             "largest_error_rate": max(c["error_rate"] for c in out)}
 
 
+GATE_SIMULATED = ((0.02, 0.1), (0.02, 1.0), (0.1, 0.1), (0.3, 0.1))
+"""Synthetic models for the gate: rates where the early look often takes a side (about 3 and 6 %) and where it
+sometimes does (about 9 %), and one far above the threshold."""
+GATE_OFFSETS = (-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0)
+"""How far each simulated bound lies from the model's rate, in points: where the two gates are likeliest to differ."""
+GATE_FILE = "gate_simulation.json"
+
+
+def gate_verdicts(early, whole, bound: float, threshold: float = 0.075, margin: float = 0.0) -> tuple[bool, bool, bool]:
+    """``--fail-above``'s verdict (True: failed) on one simulated audit, staged and ``--full``, from per-seed rates of the
+    early look (``early``) and of the whole sample (``whole``); and whether the early look decided it.
+
+    >>> gate_verdicts([0.20, 0.21, 0.22], [0.20, 0.21, 0.20], 0.05)
+    (True, True, True)
+    >>> gate_verdicts([0.20, 0.21, 0.22], [0.04, 0.05, 0.045], 0.05)
+    (True, False, True)
+    """
+    from .audit import ReversalReading, fail_above_rule, t_interval
+
+    level = look_level(len(STAGES))
+    full = fail_above_rule(t_interval(whole, LEVEL), bound)["failed"]
+    if decide(early, threshold, level, margin) in ("matters", "small"):
+        reading = ReversalReading(float(np.mean(early)), t_interval(early, level), "", list(early), 1, level)
+        gate = early_gate(reading, bound, margin, 1, len(STAGES))
+        if gate is not None:
+            return gate["failed"], full, True
+    return full, full, False
+
+
+def simulate_gate(configs, offsets=GATE_OFFSETS, audits: int = 300, seeds: int = 3, threshold: float = 0.075, rng_seed: int = 1) -> dict:
+    """How often ``--fail-above`` decides differently staged and with ``--full``, per synthetic model and bound. Each
+    simulated audit draws ``seeds`` fresh rates for the early look and for the whole sample, independently, and the
+    early look's margin is 0: both make the early look bolder than on a model. The bounds lie ``offsets`` (in points)
+    from the model's rate, the mean of every draw. Each disagreement rate comes with its one-sided 95 % Wilson upper bound."""
+    from .audit import wilson
+
+    rng = np.random.default_rng(rng_seed)
+    out = []
+    for sink_mass, alpha in configs:
+        early = synthetic_rates(sink_mass, alpha, audits * seeds, rng).reshape(audits, seeds)
+        whole = synthetic_rates(sink_mass, alpha, audits * seeds, rng).reshape(audits, seeds)
+        rate = float(np.concatenate([early, whole]).mean())
+        for offset in offsets:
+            bound = max(0.0, rate + offset / 100)
+            verdicts = [gate_verdicts(e, w, bound, threshold) for e, w in zip(early, whole)]
+            differ = sum(s != f for s, f, _ in verdicts)
+            out.append({"sink_mass": sink_mass, "alpha": alpha, "rate": rate, "bound": bound, "audits": audits, "differ": differ,
+                        "disagreement": differ / audits, "disagreement_upper_95": wilson(differ, audits, 1.645)[1],
+                        "decided_at_look_1": sum(early_decided for *_, early_decided in verdicts) / audits,
+                        "failed_full": sum(f for _, f, _ in verdicts) / audits})
+    return {"level": LEVEL, "look_level": look_level(len(STAGES)), "threshold": threshold, "seeds": seeds, "offsets_points": list(offsets),
+            "cells": out, "largest_disagreement": max(c["disagreement"] for c in out),
+            "largest_disagreement_upper_95": max(c["disagreement_upper_95"] for c in out)}
+
+
+
+
 SIMULATED = ((0.02, 0.1), (0.02, 1.0), (0.03, 1.0), (0.08, 0.1), (0.05, 1.0), (0.1, 0.1))
 """Synthetic models whose true JS rates lie just below and just above the 7.5 % threshold (about 3, 6, 6.6, 7.7, 7.7
 and 8.8 %), where wrong advice is likeliest."""
@@ -215,6 +337,8 @@ def main(argv=None) -> None:
     bias.add_argument("--models", nargs="*")
     sim = sub.add_parser("simulate", help="the two-look rule's error rate on synthetic models")
     sim.add_argument("--audits", type=int, default=500)
+    gate = sub.add_parser("gate", help="how often --fail-above decides differently staged and with --full, on synthetic models")
+    gate.add_argument("--audits", type=int, default=300)
     args = parser.parse_args(argv)
     from ..base.files import atomic_write_bytes
 
@@ -224,6 +348,9 @@ def main(argv=None) -> None:
         models = args.models or [name for name, entry in REGISTRY.items() if entry.installed()]
         result = measure_bias(models)
         path = data_file(BIAS_FILE)
+    elif args.command == "gate":
+        result = simulate_gate(GATE_SIMULATED, audits=args.audits)
+        path = data_file(GATE_FILE)
     else:
         result = simulate(SIMULATED, audits=args.audits)
         path = data_file(SIMULATION_FILE)
