@@ -134,3 +134,34 @@ def test_an_audit_loads_its_model_once(tiny_env, tmp_path, monkeypatch, capsys):
     main(["audit", "--model", str(tiny_env["llama"]), "--n", "4", "--length", "24", "--triples", "500", "--seeds", "0", "1"])
     assert "recommendation:" in capsys.readouterr().out
     assert loads == [str(tiny_env["llama"])]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["bert", "llama"])
+def test_fail_above_gives_the_same_pass_or_fail_as_full(tiny_env, family, monkeypatch, capsys):
+    """On the default sample (two looks), --fail-above decides as --full does at every bound of a grid around the
+    model's rate, whichever look decides it; the grid reaches both sides of the rate."""
+    from attncoda.face.cli import main
+
+    monkeypatch.setenv("ATTNCODA_CACHE", str(tiny_env["cache"]))
+    model = str(tiny_env[family])
+
+    def gate(*argv):
+        try:
+            code = main(["audit", "--model", model, "--format", "json", *argv])
+        except SystemExit as stop:  # --fail-above's status 1
+            code = stop.code
+        report = json.loads(capsys.readouterr().out)
+        return code, report
+
+    _, full = gate("--full", "--fail-above", "0")
+    low, high = full["reversal"]["interval"]
+    rate = full["reversal"]["rate"]
+    bounds = sorted({round(max(0.0, b), 4) for b in (0.0, low / 2, (low + rate) / 2, rate, (rate + high) / 2, 2 * high, high + 0.1)})
+    decided_early = 0
+    for bound in bounds:
+        code_full, by_full = gate("--full", "--fail-above", str(bound))
+        code, staged = gate("--fail-above", str(bound))
+        assert (code, staged["ci"]["failed"]) == (code_full, by_full["ci"]["failed"]), (bound, staged["ci"], by_full["ci"])
+        decided_early += staged["ci"]["look"] == 1
+    assert decided_early < len(bounds) and any(b < low for b in bounds) and any(b > high for b in bounds)

@@ -25,6 +25,7 @@ def _fake_audit(intervals):
     def audit(sigs, maps=None, level=0.95, margin=0.0, **options):
         calls.append({"windows": sigs, "level": level, "margin": margin})
         report = _report(intervals[len(calls) - 1])
+        report = replace(report, reversal=replace(report.reversal, level=level))
         return replace(report, advice=advice_rule(report.reversal, report.threshold, margin))
 
     return audit, calls
@@ -86,3 +87,47 @@ def test_decide_is_the_audit_s_advice_on_seed_rates():
     rates = np.array([0.14, 0.16, 0.15])  # 97.5 % t interval 12.5-17.5 %
     assert audit_stages.decide(rates, 0.075, 0.975) == "matters"
     assert audit_stages.decide(rates, 0.075, 0.975, margin=0.06) == "undecided"
+
+
+@pytest.mark.parametrize("intervals, bound, looks, failed, level", [
+    ([(0.00, 0.049)], 0.1, 1, False, 0.975),                  # clears the bound by the margin: look 1 decides
+    ([(0.20, 0.25)], 0.05, 1, True, 0.975),
+    ([(0.00, 0.049), (0.009, 0.038)], 0.005, 2, True, 0.95),  # small, but straddles the bound: the whole sample decides
+    ([(0.00, 0.049), (0.001, 0.038)], 0.045, 2, False, 0.95),  # upper end within the margin of the bound: reads on
+])
+def test_the_gate_stops_early_only_when_the_interval_clears_the_bound_by_the_margin(monkeypatch, intervals, bound, looks, failed, level):
+    audit, calls = _fake_audit(intervals)
+    monkeypatch.setattr("attncoda.studies.audit.audit", audit)
+    monkeypatch.setattr(audit_stages, "stage_margin", lambda windows: 0.015 if windows < 64 else 0.0)
+    report = audit_stages.staged(lambda windows: (windows, None), [16, 64], {}, bound=bound)
+    assert len(calls) == looks and report.ci["failed"] == failed
+    assert report.ci["look"] == looks and report.ci["level"] == level and f"look {looks} of 2" in report.ci["decided"]
+    assert (report.reversal.estimate == "the early look's estimate on 16 of 64 windows per seed") == (looks == 1)
+
+
+def test_the_last_look_judges_the_bound_at_95_percent_from_the_seed_rates():
+    from attncoda.studies.audit import t_interval
+
+    rates = [0.02, 0.03, 0.025]
+    gate = audit_stages.final_gate(ReversalReading(0.025, t_interval(rates, 0.975), "", rates, 100, 0.975), 0.01, 2, 2)
+    low = t_interval(rates, 0.95)[0]
+    assert gate["level"] == 0.95 and gate["rule"] == f"the interval's lower bound {low:.4f} > 0.01" and gate["failed"]
+
+
+def test_a_negative_margin_is_refused(monkeypatch, tmp_path):
+    monkeypatch.setattr(audit_stages, "data_file", lambda name: tmp_path / name)
+    for bad in (-0.5, "0.01", None, True):
+        (tmp_path / audit_stages.BIAS_FILE).write_text(json.dumps({"margin": {"16": bad}}))
+        with pytest.raises(ValueError, match="not a non-negative number"):
+            audit_stages.stage_margin(16)
+
+
+def test_the_simulated_gates_disagree_at_most_5_percent():
+    """The committed simulation of --fail-above, staged against --full, on every synthetic model and bound; and it is
+    the simulation this code runs (a few audits, rerun here)."""
+    data = json.loads(audit_stages.data_file(audit_stages.GATE_FILE).read_text())
+    assert len(data["cells"]) == len(audit_stages.GATE_SIMULATED) * len(audit_stages.GATE_OFFSETS)
+    assert data["largest_disagreement"] == max(c["disagreement"] for c in data["cells"]) <= 1 - audit_stages.LEVEL
+    assert any(c["decided_at_look_1"] > 0.5 for c in data["cells"]), "the early look decided the gate somewhere"
+    small = audit_stages.simulate_gate([(0.1, 0.1)], offsets=(0.0,), audits=3)
+    assert small["cells"][0]["audits"] == 3 and 0 <= small["cells"][0]["disagreement"] <= 1

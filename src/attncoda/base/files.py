@@ -162,3 +162,42 @@ def read_hashed_json(path: Path, what: str) -> dict:
     if json_hash(data) != data.get("sha256"):
         raise ValueError(f"{path} does not match its recorded sha256; the frozen {what} was modified (restore it with git)")
     return data
+
+
+def regular_file(path, what: str, advice: str, error=ValueError) -> os.stat_result:
+    """``path``'s status when it is a regular file (links followed); ``error`` in one line naming ``what`` and ``advice``
+    when it is missing, a folder, a FIFO (a read would block forever) or a device. The one check before every input read."""
+    import stat
+
+    try:
+        info = os.stat(path)
+    except OSError as err:
+        raise error(f"{what} {path}: {err.strerror.lower() if err.strerror else 'cannot be read'}; {advice}") from None
+    if not stat.S_ISREG(info.st_mode):
+        kind = "folder" if stat.S_ISDIR(info.st_mode) else "FIFO" if stat.S_ISFIFO(info.st_mode) else "device" if (
+            stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode)) else "special file"
+        raise error(f"{what} {path} is a {kind}, not a regular file; {advice}")
+    return info
+
+
+def read_regular(path, what: str, advice: str, cap: int = 1 << 28, error=ValueError) -> bytes:
+    """The bytes of ``path`` (:func:`regular_file` first), at most ``cap`` of them (``error`` in one line beyond)."""
+    info = regular_file(path, what, advice, error)
+    if info.st_size > cap:
+        raise error(f"{what} {path} is {info.st_size:,} bytes, more than the {cap:,} it may have; {advice}")
+    with open(path, "rb") as f:
+        data = f.read(cap + 1)
+    if len(data) > cap:
+        raise error(f"{what} {path} holds more than {cap:,} bytes; {advice}")
+    return data
+
+
+def content_sha256(path) -> str:
+    """The SHA-256 of a regular file's bytes, read in blocks."""
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 22), b""):
+            h.update(block)
+    return h.hexdigest()

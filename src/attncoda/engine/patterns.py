@@ -54,12 +54,21 @@ def pattern_layers(patterns) -> list[np.ndarray]:
     """Per-layer ``(window, head, query, key)`` float arrays from any of the accepted inputs. A mapping must hold its
     blocks' patterns from block 0 without a gap (a cache with blocks 0 and 7 only would silently be one layer)."""
     if hasattr(patterns, "keys") and any(TL_PATTERN.fullmatch(str(k)) for k in patterns.keys()):
-        found = sorted(int(TL_PATTERN.fullmatch(str(k)).group(1)) for k in patterns.keys() if TL_PATTERN.fullmatch(str(k)))
+        names = {}
+        for k in patterns.keys():
+            match = TL_PATTERN.fullmatch(str(k))
+            if match and str(int(match.group(1))) != match.group(1):
+                raise ValueError(f"the patterns name a block {k}; number blocks as TransformerLens does, without leading zeros ({TL_KEY.format(int(match.group(1)))})")
+            if match:
+                names[int(match.group(1))] = k
+        found = sorted(names)
         if found != list(range(len(found))):
-            gaps = sorted(set(range(found[-1] + 1)) - set(found))
-            raise ValueError(f"the patterns hold blocks {', '.join(map(str, found))} but not {', '.join(map(str, gaps[:5]))}: give every "
+            present = set(found)
+            gaps = [i for i in range(len(found) + 5) if i not in present][:5]  # bounded by the file's own count, not its largest index
+            shown = ", ".join(map(str, found[:8])) + (", …" if len(found) > 8 else "")
+            raise ValueError(f"the patterns hold blocks {shown} but not {', '.join(map(str, gaps))}: give every "
                              f"block's {TL_KEY.format('{l}')} from block 0 on, or the layers would be misnumbered")
-        return [_float(patterns[TL_KEY.format(i)]) for i in found]
+        return [_float(patterns[names[i]]) for i in found]
     if hasattr(patterns, "keys"):
         raise ValueError(f"a mapping of patterns must hold {TL_KEY.format('{l}')} entries (a TransformerLens cache); this one holds none")
     if isinstance(patterns, (list, tuple)):
@@ -88,8 +97,7 @@ def check_sink_keys(sink, keys: int) -> tuple[int, ...]:
     ...
     ValueError: sink keys must be whole key indices in 0..7; got (0.5,)
     """
-    if sink is None:
-        return (0,)
+    sink = (0,) if sink is None else sink
     values = tuple(sink) if isinstance(sink, (list, tuple, np.ndarray)) else (sink,)
     if not values or not all(isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)) and 0 <= k < keys for k in values):
         raise ValueError(f"sink keys must be whole key indices in 0..{keys - 1}; got {values!r}")

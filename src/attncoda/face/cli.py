@@ -260,9 +260,10 @@ def _audit(args) -> None:
         print(f"attncoda: note: {visible(note)}", file=sys.stderr, flush=True)
     options = {"metric": args.metric, "sink": args.sink, "n_triples": args.triples, "curves": curves, "spec": spec}
     if args.patterns:
-        from ..studies.saved_patterns import patterns_audit_inputs
+        from ..studies.saved_patterns import distinct_files, patterns_audit_inputs
 
-        sigs, maps = patterns_audit_inputs(args.patterns, args.sink)
+        files, copies = distinct_files(args.patterns)  # a file given twice is one sample
+        sigs, maps = patterns_audit_inputs(files, args.sink)
         report = audit(sigs, maps=maps, **options)
     else:
         def inputs(windows):  # the signatures and the attention maps of every seed, in one pass over each window
@@ -274,9 +275,9 @@ def _audit(args) -> None:
     if args.patterns:
         from ..studies.saved_patterns import as_patterns_report
 
-        report = as_patterns_report(report, len(args.patterns))
+        report = as_patterns_report(report, len(files), copies)
     if args.fail_above is not None and report.ci is None:  # saved patterns: one look at 95 %
-        report = replace(report, ci=audit_stages.final_gate(report.reversal, args.fail_above, 1, 1))
+        report = replace(report, ci=audit_stages.final_gate(report.reversal, args.fail_above, 1, 1, report.too_few))
     print(render(report, args.format), end="")
     if report.ci and report.ci["failed"]:
         raise SystemExit(1)

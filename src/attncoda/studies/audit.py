@@ -194,6 +194,8 @@ class AuditReport:
     where_from: str = "the signatures' last rows (by key position only)"
     prediction_note: str | None = None  # why no prediction was made, when the predictor could not be read
     length_note: str | None = None  # at L other than the calibration's: whether the predictor's domain covers it
+    too_few: str | None = None  # why the sample cannot decide: fewer distinct head triples than an interval needs
+    copies: list | None = None  # --patterns files whose content repeats another's, counted once: [{"file", "copy_of"}]
 
     def to_json(self) -> dict:
         out = asdict(self)
@@ -254,13 +256,14 @@ def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_
         triples = sample_triples(len(rows), n_triples, sig.meta.seed)
         v = convention_verdicts(m, rows, triples, keys, DEFAULT_EPS, method="gram")
         rev = reversal_from_verdicts(m.name, v["keep"], v["drop"])
+        distinct = len(np.unique(triples, axis=0))
         tables = {e: verdict_table(sig.heads("aitchison", e), (m.name,), triples, keys, e) for e in sig.meta.eps_values}
         profile = layer_profile(sig)
         row_sink = sig.row_mean("sink_mass")
         if maps is not None and tuple(keys) != tuple(sig.sink()):  # another sink set: its own row statistics, from every row
             chosen = maps[len(per_seed)]["chosen_sink"]
             profile, row_sink = chosen["layers"], chosen["row_sink_mass"]
-        per_seed.append({"seed": sig.meta.seed, "reversal": rev.as_dict(), "signature_sink_mass": signature_sink_mass(rows, keys),
+        per_seed.append({"seed": sig.meta.seed, "reversal": rev.as_dict(), "distinct_triples": distinct, "drawn_triples": len(triples), "signature_sink_mass": signature_sink_mass(rows, keys),
                          "row_sink_mass": row_sink, "eps_sweep": eps_sweep(tables, sig.zeros, DEFAULT_EPS),
                          "collapse_disagreement": collapse_disagreement(profile["entropy"], profile["content_entropy"])})
     check_defined(first.meta.model, per_seed)
@@ -272,9 +275,12 @@ def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_
     else:
         from scipy.stats import norm
 
-        interval = wilson(per_seed[0]["reversal"]["reversed"], per_seed[0]["reversal"]["compared"], float(norm.ppf((1 + level) / 2)))
+        reversed_, compared = distinct_counts(per_seed[0])
+        interval = wilson(reversed_, compared, float(norm.ppf((1 + level) / 2)))
         interval_kind = (f"{100 * level:g} % Wilson interval over the sampled triples of one seed (text not resampled: rerun with more seeds "
                          "for the full uncertainty)")
+        if per_seed[0]["distinct_triples"] < per_seed[0]["drawn_triples"]:
+            interval_kind += f"; each of the {per_seed[0]['distinct_triples']:,} distinct triples drawn counted once"
     s_sig = float(np.mean([s["signature_sink_mass"] for s in per_seed]))
     facts = {"causal": bool(first.meta.causal), "sink_size": len(keys), "length": int(first.shape[-1])}
     prediction = None
@@ -296,6 +302,10 @@ def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_
     )
     threshold = spec["tolerance_points"] / 100 if spec is not None else SMALL_RATE
     report = replace(report, threshold=threshold, advice=advice_rule(report.reversal, threshold, margin))
+    possible = len(rows) * (len(rows) - 1) * (len(rows) - 2)
+    if possible < MIN_TRIPLES and report.advice != "undefined":
+        report = replace(report, advice="undecided", too_few=(f"the model has {len(rows)} heads, so only {possible} distinct head triples, fewer "
+                                                              f"than the {MIN_TRIPLES} an interval needs; drawing them again adds no evidence"))
     if maps:
         report = replace(report, top_tokens=maps[0]["tokens"], recent_mass=float(np.mean([m["recent_mass"] for m in maps])),
                          where_from="every row of every layer and head, seed " + str(first.meta.seed) + f"'s windows; keys within {maps[0]['recent_keys']} "
@@ -312,6 +322,20 @@ def t_interval(rates, level: float = 0.95) -> tuple[float, float]:
     mean = float(np.mean(rates))
     half = t_95(len(rates) - 1, level) * float(np.std(rates, ddof=1)) / math.sqrt(len(rates))
     return max(0.0, mean - half), min(1.0, mean + half)
+
+
+def distinct_counts(seed: dict) -> tuple[int, int]:
+    """A seed's reversed and compared triples, counted over its distinct triples: a triple drawn twice is one piece of
+    evidence, not two (a model with few heads has few triples to draw).
+
+    >>> distinct_counts({"reversal": {"reversed": 5000, "compared": 50000}, "distinct_triples": 6, "drawn_triples": 50000})
+    (1, 6)
+    """
+    reversed_, compared = seed["reversal"]["reversed"], seed["reversal"]["compared"]
+    if seed["distinct_triples"] >= seed["drawn_triples"]:
+        return reversed_, compared
+    trials = max(1, round(compared * seed["distinct_triples"] / seed["drawn_triples"]))
+    return round(reversed_ / compared * trials) if compared else 0, trials
 
 
 def fail_above_rule(interval, bound: float) -> dict:
@@ -378,12 +402,15 @@ def recommend(r: AuditReport) -> str:
     lo, hi = r.reversal.interval
     metric, rate, cut = r.metric_label, 100 * r.reversal.rate, 100 * r.threshold
     interval = (f"{r.reversal.estimate}, " if r.reversal.estimate else "") + f"{100 * r.reversal.level:g} % interval {100 * lo:.1f}-{100 * hi:.1f} %"
-    top = r.top_keys[0]
+    top = r.top_keys[0] if r.top_keys else None  # windows of a few keys: none lies far enough from its queries to rank
     sink_keys = set(r.sink["keys"])
-    where = ("" if top["key"] in sink_keys else
+    where = ("" if top is None or top["key"] in sink_keys else
              f" Note: the key that takes the most attention is key {top['key']} ({top['mean_attention']:.2f} of it), which is not in your sink set {sorted(sink_keys)}; check the sink definition first.")
     questions = ("For a question about how heads divide attention among content tokens, use the content distance d_A^perp, which gives "
                  "the same answer under both; for a question about how much attention the sink takes, compare sink masses directly.")
+    if r.too_few:
+        return (f"This sample cannot decide whether the convention matters here: {r.too_few}. Audit the model's full set of layers and heads, "
+                f"and state which convention you use.{where}")
     if r.advice == "undefined":
         return ("No advice: no sampled triple could be compared (every verdict tied, or the sink set leaves no content to compare), so the "
                 f"reversal rate is undefined. Check --sink, or sample more triples.{where}")
@@ -429,7 +456,9 @@ def _sample_line(r: AuditReport) -> str:
     """What the report was made from: windows per seed of a model's text, or the windows of saved pattern files."""
     if r.architecture == "patterns":
         files = f"in each of {len(r.seeds)} saved files" if len(r.seeds) > 1 else "in 1 saved file"
-        return f"{r.windows_per_seed} windows of {r.length} keys {files}; {r.signature_kind}-path signatures"
+        copies = "; ".join(f"{visible(c['file'])} is a copy of {visible(c['copy_of'])}" for c in r.copies or [])
+        return (f"{r.windows_per_seed} windows of {r.length} keys {files}; {r.signature_kind}-path signatures"
+                + (f" ({copies}: the same content, counted once)" if copies else ""))
     return f"{r.windows_per_seed} windows of {r.length} tokens per seed, seeds {r.seeds}; {r.signature_kind}-path signatures"
 
 
@@ -440,7 +469,8 @@ def render(r: AuditReport, fmt: str = "text") -> str:
     if fmt not in ("text", "markdown"):
         raise ValueError(f"unknown format {fmt!r}; use text, markdown or json")
     lo, hi = r.reversal.interval
-    top = ", ".join(f"key {t['key']}: {t['mean_attention']:.3f}" for t in r.top_keys) + f" ({r.where_from})"
+    top = (", ".join(f"key {t['key']}: {t['mean_attention']:.3f}" for t in r.top_keys) + f" ({r.where_from})" if r.top_keys else
+           f"not ranked: in windows of {r.length} keys no key lies far enough from the queries that see it ({r.where_from})")
     if r.top_tokens is None:
         tokens = "not measured (patterns given without their tokens)"
     elif not r.top_tokens:
@@ -475,7 +505,7 @@ def render(r: AuditReport, fmt: str = "text") -> str:
         ("layer-wise collapse", f"H and H(pi) move in opposite directions on {100 * r.collapse_disagreement:.0f} % of adjacent-layer transitions"
          if math.isfinite(r.collapse_disagreement) else "undefined: a model with one layer has no pair of adjacent layers to compare"),
         ("eps sweep (probability path)", sweep),
-        ("advice", f"{r.advice}: the interval held against {100 * r.threshold:.1f} %"),
+        ("advice", f"{r.advice}: " + (r.too_few if r.too_few else f"the interval held against {100 * r.threshold:.1f} %")),
     ]
     if r.stopped:
         lines.append(("stages", r.stopped))

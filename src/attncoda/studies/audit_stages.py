@@ -106,11 +106,11 @@ def staged(inputs, stages: list[int], audit_args: dict, bound: float | None = No
         if bound is not None and gate is not None:
             looks[-1]["gate"] = "failed" if gate["failed"] else "passed"
         sided = report.advice in ("matters", "small", "undefined")
-        if (sided and (bound is None or gate is not None or report.advice == "undefined")) or last:
+        if (sided and (bound is None or gate is not None or report.advice == "undefined")) or last or report.too_few:
             if not last:
                 report = replace(report, reversal=replace(report.reversal, estimate=early_estimate(windows, stages[-1])))
             if bound is not None:
-                gate = gate or final_gate(report.reversal, bound, k + 1, len(stages))
+                gate = gate or final_gate(report.reversal, bound, k + 1, len(stages), report.too_few)
             return replace(report, stages=looks, stopped=stop_reason(looks, len(stages)), ci=gate)
     raise AssertionError("unreachable: the last look always returns")
 
@@ -148,11 +148,15 @@ def early_gate(reading, bound: float, margin: float, look: int, looks: int) -> d
             "decided": f"decided at look {look} of {looks}, at {100 * reading.level:g} %, with the early look's margin"}
 
 
-def final_gate(reading, bound: float, look: int, looks: int) -> dict:
+def final_gate(reading, bound: float, look: int, looks: int, too_few: str | None = None) -> dict:
     """``--fail-above``'s verdict on the whole sample: its 95 % interval, as ``--full`` reads it (a staged audit's last
-    look recomputes it from the per-seed rates; its own interval is at the split level)."""
+    look recomputes it from the per-seed rates; its own interval is at the split level). A sample that cannot decide
+    (``too_few``, the audit's reason) fails, as an undefined rate does."""
     from .audit import fail_above_rule, t_interval
 
+    if too_few:
+        return {"fail_above": bound, "failed": True, "look": look, "looks": looks, "level": LEVEL, "margin": 0.0,
+                "rule": f"{too_few}, so the rate cannot be shown to stay at or below {bound}"}
     interval = reading.interval
     if reading.level != LEVEL and len(reading.per_seed) > 1 and all(map(math.isfinite, reading.per_seed)):
         interval = t_interval(reading.per_seed, LEVEL)

@@ -11,6 +11,24 @@ from __future__ import annotations
 from dataclasses import replace
 
 
+def distinct_files(files) -> tuple[list, list[dict]]:
+    """The files whose bytes differ, in the order given, and each copy left out as ``{"file", "copy_of"}``: a file
+    given twice (by a copy or a link) is one sample, not two (its rate would narrow the interval it cannot inform)."""
+    from ..base.files import content_sha256
+    from ..engine.pattern_files import check_file
+
+    seen, kept, copies = {}, [], []
+    for path in files:
+        check_file(path)
+        digest = content_sha256(path)
+        if digest in seen:
+            copies.append({"file": str(path), "copy_of": str(seen[digest])})
+        else:
+            seen[digest] = path
+            kept.append(path)
+    return kept, copies
+
+
 def patterns_audit_inputs(files, sink: str | None) -> tuple[list, list[dict]]:
     """The signatures and attention maps of each saved file, in the form :func:`attncoda.studies.audit.audit` takes
     from a model (ValueError in one line, naming the file, for a file it cannot use)."""
@@ -47,9 +65,9 @@ def _shape(sig) -> str:
     return f"{layers} layers × {heads} heads × {keys} keys ({'causal' if sig.meta.causal else 'bidirectional'})"
 
 
-def as_patterns_report(report, files: int):
+def as_patterns_report(report, files: int, copies: list | None = None):
     """A report made from saved files, saying so: no token ranking (a file holds no tokens), where the map comes from,
-    and an interval over files, not seeds."""
+    an interval over files, not seeds, and the copies counted once."""
     from ..engine.attention_map import RECENT
     from .audit import recommend
 
@@ -59,6 +77,6 @@ def as_patterns_report(report, files: int):
                 "and pass each file for the full uncertainty)")
     else:
         kind = kind.replace(f"over {files} seeds", f"over {files} files")
-    report = replace(report, top_tokens=None, reversal=replace(report.reversal, interval_kind=kind),
+    report = replace(report, top_tokens=None, reversal=replace(report.reversal, interval_kind=kind), copies=copies or None,
                      where_from=f"every row of every layer and head of the saved patterns; keys within {RECENT} positions of the query set apart")
     return replace(report, recommendation=recommend(report))
