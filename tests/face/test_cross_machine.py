@@ -30,7 +30,7 @@ def test_the_committed_comparison_is_what_the_page_states():
     rec = json.loads(path.read_text())
     from attncoda.studies import claims as scorecard
 
-    assert set(rec["verdicts"]) == set(scorecard.RULES), "the rules changed: python -m attncoda.face.cross_machine BEFORE AFTER NOTE"
+    assert set(rec["verdicts"]) == set(scorecard.RULES), "the rules changed: python -m attncoda.face.cross_machine BEFORE AFTER NOTE --record"
     rows = reproducibility.cross_cpu_rows(path)
     assert {r["chapter"] for r in rows} == set(rec["chapters"]) and "collapse" in rec["chapters"]
     sentence = reproducibility.cross_cpu_sentence(path)

@@ -179,12 +179,14 @@ def _tracked(path: Path, root: Path) -> bool:
     return done.returncode == 0 and bool(done.stdout.strip())
 
 
-def refuse_protected(path: str | os.PathLike, what: str, error=None, record: bool = False, stage: bool | None = None) -> Path:
+def refuse_protected(path: str | os.PathLike, what: str, error=None, record: bool = False, stage: bool | None = None,
+                     advice: str | None = None) -> Path:
     """The one guard on every path a run may write (``--output``, ``results_dir`` and the folders the environment names):
     ``path`` with links followed, or ``error`` in one line when it lies in the project's sources or committed files
     (:data:`PROTECTED`, the project folder itself, any file git tracks, or a folder holding one), the book's record
     (``data/results`` or ``$ATTNCODA_RESULTS``) unless ``record``, or the book's stage (``_build/stage``) unless ``stage``
-    (by default: ``record``; a small-profile book build stages its pages but writes no record)."""
+    (by default: ``record``; a small-profile book build stages its pages but writes no record). ``advice`` replaces
+    the line's advice, for a command that has no ``--record``."""
     from .errors import AttncodaError
 
     error = error or AttncodaError
@@ -200,11 +202,28 @@ def refuse_protected(path: str | os.PathLike, what: str, error=None, record: boo
     for area, name in areas:
         if is_inside(resolved, area):
             shown = f" ({resolved})" if str(resolved) != os.path.abspath(os.path.expanduser(str(path))) else ""
-            advice = "use --record to write the record, or pass another folder" if name == "the book's record" else "choose a folder outside it"
-            raise error(f"{what} {path}{shown} is inside {name} {area.resolve()}, which no run writes; {advice}")
+            told = advice or ("use --record to write the record, or pass another folder" if name == "the book's record" else "choose a folder outside it")
+            raise error(f"{what} {path}{shown} is inside {name} {area.resolve()}, which no run writes; {told}")
     if resolved == root.resolve() or (is_inside(resolved, root) and _tracked(resolved, root.resolve())):
         raise error(f"{what} {path} would write over files the project tracks in git; choose a folder outside them")
     return resolved
+
+
+def verify_dir() -> Path:
+    """Where the reproducibility page's reports live (``verify --record``, the cross-machine comparison): ``data/verify``
+    beside the book's record, or a ``verify`` folder beside a record that ``$ATTNCODA_RESULTS`` moved."""
+    moved = os.environ.get("ATTNCODA_RESULTS")
+    return Path(os.path.abspath(moved)).parent / "verify" if moved else data_dir() / "verify"
+
+
+def record_report(name: str, what: str, error=None) -> Path:
+    """The path a command asked to keep a report (``--record``) writes: ``name`` in :func:`verify_dir`. The committed
+    ``data/verify`` is the one place in the project such a command writes; a moved record's folder goes through
+    :func:`refuse_protected` (never the sources, the notebooks or the committed record)."""
+    folder = verify_dir()
+    if _resolved(str(folder)) != _resolved(str(data_dir() / "verify")):
+        folder = refuse_protected(folder, what, error, record=True)
+    return folder / name
 
 
 def check_environment_folders(error=None) -> None:

@@ -141,21 +141,42 @@ def _record_at(commit: str) -> dict:
 def main(argv=None) -> int:
     """``python -m attncoda.face.cross_machine BEFORE AFTER [NOTE]``: compare the records of two commits and write
     ``data/verify/cross_cpu.json``."""
+    from ..base.errors import AttncodaError
     from ..base.files import atomic_write_json
-    from ..base.paths import data_dir
+    from ..base.paths import record_report
     from .results import paper_reference
 
     args = list(sys.argv[1:] if argv is None else argv)
+    keep = "--record" in args
+    args = [a for a in args if a != "--record"]
     if len(args) < 2:
-        print("usage: python -m attncoda.face.cross_machine BEFORE AFTER [NOTE]  (two commits whose records were built on different CPUs)")
+        print("usage: python -m attncoda.face.cross_machine BEFORE AFTER [NOTE] [--record]  (two commits whose records were built on "
+              "different CPUs; --record keeps the comparison in data/verify/cross_cpu.json)")
         return 2
-    before, after = args[0], args[1]
-    comparison = compare_records(_record_at(before), _record_at(after), paper_reference())
-    out = {"before": before, "after": after, "note": args[2] if len(args) > 2 else "", **comparison}
-    path = data_dir() / "verify" / "cross_cpu.json"
-    atomic_write_json(path, out)
+    try:
+        path = record_report("cross_cpu.json", "cross_machine --record") if keep else None  # the write guard, before any work
+        before, after = args[0], args[1]
+        for commit in (before, after):
+            if subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}"], cwd=_root(), capture_output=True).returncode:
+                raise ValueError(f"{commit!r} is not a commit of this repository; name two commits whose records were built on different CPUs")
+        comparison = compare_records(_record_at(before), _record_at(after), paper_reference())
+        out = {"before": before, "after": after, "note": args[2] if len(args) > 2 else "", **comparison}
+        if path is None:
+            print(json.dumps(out, indent=1))
+            print("not kept: pass --record to write it to the reproducibility page's data/verify/cross_cpu.json", file=sys.stderr)
+            return 0
+        atomic_write_json(path, out)
+    except (AttncodaError, ValueError, OSError, subprocess.CalledProcessError) as err:
+        print(f"cross_machine: error: {err}", file=sys.stderr)
+        return 1
     print(f"wrote {path}")
     return 0
+
+
+def _root():
+    from ..base.paths import repo_root
+
+    return repo_root()
 
 
 if __name__ == "__main__":

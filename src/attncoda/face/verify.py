@@ -28,12 +28,18 @@ so a rerun on this machine takes the float32 code paths another machine would: a
 def committed_results(path: Path) -> dict:
     """The numbers of a committed results file, or a ChapterError in one line when it is damaged (not JSON, nested too
     deep, or without its ``results``): restore it with git."""
+    from ..base.files import read_regular
+
+    advice = f"restore it with git checkout -- {path}, or rebuild the record"
+    data = read_regular(path, "the committed results file", advice, cap=64 << 20, error=ChapterError)  # a FIFO would block
     try:
-        stored = json.loads(path.read_text())
-    except (ValueError, RecursionError, UnicodeDecodeError):
+        stored = json.loads(data.decode("utf-8"))
+        if isinstance(stored, dict) and isinstance(stored.get("results"), dict):
+            list(leaves(stored["results"]))  # every number a float can hold
+    except (ValueError, RecursionError, UnicodeDecodeError, OverflowError):
         stored = None
     if not isinstance(stored, dict) or not isinstance(stored.get("results"), dict):
-        raise ChapterError(f"the committed results file {path} is damaged; restore it with git checkout -- {path}, or rebuild the record")
+        raise ChapterError(f"the committed results file {path} is damaged; {advice}")
     return stored["results"]
 
 
@@ -134,7 +140,7 @@ def verify(name: str, model: str | None = None, parameters: dict | None = None, 
                     os.environ[k] = v
         for fresh in sorted((Path(tmp) / chapter.key).glob("*.json")):
             committed = results_dir() / chapter.key / fresh.name
-            if not committed.exists():
+            if not committed.exists() and not committed.is_symlink():
                 raise ChapterError(f"no committed results {committed} to compare {fresh.name} with; run the chapter without verify first")
             c = compare(json.loads(fresh.read_text())["results"], committed_results(committed))
             worst = c["largest_relative"]["difference"] if c["largest_relative"] else 0.0
@@ -155,17 +161,20 @@ def check_recordable(name: str, model: str | None, parameters: dict, profile: st
     if not is_book_run(chapter, model, profile, dict(parameters)):
         raise ChapterError(f"--record keeps a report of chapter {chapter.key!r} as the book builds it (its default model, the full profile, "
                            "default parameters); drop --record to verify this run without keeping it")
+    from ..base.paths import record_report
+
+    record_report(f"{chapter.key}.json", "verify --record", ChapterError)  # where it would write, guarded before the rerun
 
 
 def record(reports: list[dict], kernels: str) -> Path:
     """Keep a verify run's reports, with the code they checked, as ``data/verify/<chapter>.<kernels>.json`` (the
     reproducibility page shows them)."""
     from ..base.files import atomic_write_json
-    from ..base.paths import data_dir
+    from ..base.paths import record_report
     from ..base.provenance import code_version, library_versions
 
     chapter = reports[0]["file"].split("/")[0]
-    path = data_dir() / "verify" / f"{chapter}.{kernels}.json"
+    path = record_report(f"{chapter}.{kernels}.json", "verify --record", ChapterError)
     atomic_write_json(path, {"chapter": chapter, "kernels": kernels, "environment": BASELINE_KERNELS if kernels == "baseline" else {},
                              "code": code_version(), "libraries": library_versions(), "reports": reports}, strict=True)
     return path
