@@ -287,6 +287,9 @@ def check_device_map(device_map: str) -> None:
     such GPU), before any weight is read: the library's own failure would look like a damaged model."""
     import torch
 
+    if device_map.strip().lower() in ("meta", "disk"):
+        raise ModelError(f"device map {device_map}: a model placed there holds no weights to run (only their shapes); pass --device-map auto, "
+                         "or leave it out to load on the CPU")
     match = re.fullmatch(r"(cuda|mps|xpu)(?::(\d+))?", device_map)
     if not match:
         return  # "auto", "balanced", "cpu" and friends: accelerate places the layers where it can

@@ -492,7 +492,9 @@ def compute_spec(loaded, spec: SignatureSpec, seed: int = 0, progress: bool = Fa
     if progress:
         from tqdm.auto import tqdm
 
-        chunks = tqdm(chunks, desc=f"signatures {info.name}", unit="batch")
+        from ..base.terminal import visible
+
+        chunks = tqdm(chunks, desc=f"signatures {visible(info.name)}", unit="batch")  # a folder name may hold a newline or an escape
     steps = Steps(f"{info.name} seed {seed}: signatures, batches of {batch_size} windows", len(range(0, batches_in.shape[0], batch_size)))
     capture, _ = capture_into(backbone, acc, extra)
     with torch.inference_mode(), capture:

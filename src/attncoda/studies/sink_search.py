@@ -264,7 +264,7 @@ def search(trials=TRIALS, out: Path | None = None) -> list[dict]:
     from ..base.files import atomic_write_json
 
     out = out or trials_path()
-    kept = json.loads(out.read_text())["trials"] if out.exists() else []
+    kept = read_trials(out)["trials"] if out.exists() or out.is_symlink() else []  # checked as every reader checks it
     order = [t.label for t in TRIALS]
     records = {r["label"]: {**r, "grown": grown(r["final"])} for r in kept}
     for trial in trials:
@@ -319,14 +319,18 @@ def trials_path() -> Path:
     return data_dir() / "sink_search" / "trials.json"
 
 
-def read_trials() -> dict:
-    """The search's record (``data/sink_search/trials.json``): the target and every trial's record, in the order tried."""
-    path = trials_path()
-    if not path.is_file():
+def read_trials(path: Path | None = None) -> dict:
+    """The search's record (``data/sink_search/trials.json`` unless ``path``): the target and every trial's record, in
+    the order tried (ValueError in one line for a damaged one)."""
+    from ..base.files import read_regular
+
+    path = path or trials_path()
+    if not path.exists() and not path.is_symlink():
         raise FileNotFoundError(f"{path} is missing; make it with: python -m attncoda.studies.sink_search")
     damaged = f"{path} is damaged (not the search's record); restore it with git checkout, or make it again with: python -m attncoda.studies.sink_search"
+    data = read_regular(path, "the search's record", "restore it with git checkout", cap=64 << 20)
     try:
-        record = json.loads(path.read_text())
+        record = json.loads(data.decode("utf-8"))
     except (ValueError, RecursionError, UnicodeDecodeError):
         raise ValueError(damaged) from None
     keys = ("label", "step0", "final", "training_seconds")
@@ -356,7 +360,11 @@ def main(argv=None) -> int:
     if unknown:
         print(f"sink_search: error: unknown trial {unknown[0]!r}; the labels are: {', '.join(labels)}", file=sys.stderr)
         return 2
-    search([t for t in TRIALS if not args or t.label in args])
+    try:
+        search([t for t in TRIALS if not args or t.label in args])
+    except ValueError as err:  # a damaged record, before any trial trains
+        print(f"sink_search: error: {err}", file=sys.stderr)
+        return 1
     return 0
 
 
