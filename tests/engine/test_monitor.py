@@ -64,7 +64,7 @@ def test_the_share_is_the_sink_s_part_of_the_fall_since_the_first_observation(mo
         return {**state, "sink_mass": 0.5, "sink_heads": 0.0, "layers": {k: [v] for k, v in {**state, "sink_mass": 0.5, "sink_heads": 0.0}.items()}}
 
     monkeypatch.setattr(mon, "attention_statistics", fake)
-    monitor = mon.AttentionMonitor(tmp_path / "log.jsonl", probe=None, every=1)
+    monitor = mon.AttentionMonitor(tmp_path / "log.jsonl", probe=np.zeros((1, LENGTH), int), every=1)
     shares = [monitor.observe(None, step)["sink_share"] for step in range(3)]
     assert shares == [None, 1.0, 0.0]
 
@@ -82,7 +82,7 @@ def test_the_trainer_callback_observes_at_the_global_step(llama, tmp_path):
 
 def test_bad_settings_and_logs_are_one_line(tmp_path):
     with pytest.raises(ValueError, match="every = 0 must be a whole number of steps"):
-        mon.AttentionMonitor(tmp_path / "x.jsonl", probe=None, every=0)
+        mon.AttentionMonitor(tmp_path / "x.jsonl", probe=np.zeros((1, LENGTH), int), every=0)
     with pytest.raises(ValueError, match=r"probe batch must be token ids of shape \(windows, tokens\)"):
         mon.attention_statistics(SimpleNamespace(config=None), np.zeros(4, dtype=int))
     bad = tmp_path / "bad.jsonl"
@@ -182,9 +182,13 @@ def test_the_suite_s_log_is_what_its_walk_measures(tmp_path, monkeypatch):
     again = collapse_suite.trained_series(run, "g", "ladder", options)
     assert {r["origin"] for r in again.monitor} == {"saved checkpoints"}
     assert [r["entropy"] for r in again.monitor] == pytest.approx([r["entropy"] for r in series.monitor], rel=1e-6)
-    [log] = (run.folder() / "monitor").iterdir()
+    [log] = (run.folder() / "monitor").glob("*.jsonl")
     log.write_text(log.read_text()[:-40])  # a replay interrupted mid-line: replayed again, not an error on every later run
     assert collapse_suite.trained_series(run, "g", "ladder", options).monitor == again.monitor
+    edited = [json.loads(line) | {"entropy": 99, "sink_mass": 0.999} for line in log.read_text().splitlines()]
+    log.write_text("".join(json.dumps(r) + "\n" for r in edited))  # N3: same steps, other values: the seal tells, and it is replayed
+    assert collapse_suite.trained_series(run, "g", "ladder", options).monitor == again.monitor
+    assert mon.log_intact(log) is True
 
 
 def test_a_run_trains_on_the_device_its_settings_name(tmp_path, monkeypatch):

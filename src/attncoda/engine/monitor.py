@@ -104,9 +104,24 @@ class AttentionMonitor:
     """
 
     def __init__(self, log, probe, every: int = 100, sink=(0,), tensorboard=None, tags=None):
+        from ..base.paths import writable_folder
+        from .patterns import check_sink_keys
+
         if not isinstance(every, int) or isinstance(every, bool) or every < 1:
             raise ValueError(f"every = {every!r} must be a whole number of steps, 1 or more")
-        self.log, self.probe, self.every, self.sink = Path(log), probe, every, tuple(sink)
+        tokens = check_probe(probe)
+        try:
+            sink = check_sink_keys(tuple(sink) if isinstance(sink, (list, tuple)) else sink, tokens)
+        except ValueError as err:
+            raise ValueError(f"sink = {sink!r}: {err} (the probe's windows have {tokens} tokens)") from None
+        clash = sorted(set(tags or {}) & RECORD_FIELDS)
+        if clash:
+            raise ValueError(f"tags name {', '.join(clash)}, which every record holds already; give tags other names (e.g. run, origin)")
+        self.log, self.probe, self.every, self.sink = Path(log), probe, every, sink
+        writable_folder(self.log.parent, f"the monitor's log {self.log}:", "choose a log path in a folder you can write", ValueError)
+        if self.log.exists() and not self.log.is_file():
+            raise ValueError(f"the monitor's log {self.log} is not a regular file; choose another log path")
+        repair_log(self.log)  # a line a killed process cut short would glue itself to this monitor's first record
         self.tags = dict(tags or {})
         self.first = None
         self.writer = None
@@ -122,12 +137,15 @@ class AttentionMonitor:
         ``batch`` replaces the probe for this observation."""
         if step % self.every:
             return None
-        means = attention_statistics(model, self.probe if batch is None else batch, self.sink)
+        ids = self.probe if batch is None else batch
+        check_vocabulary(model, ids)
+        means = attention_statistics(model, ids, self.sink)
         if self.first is None:
             self.first = means
-        record = {"step": int(step), **self.tags, **{k: means[k] for k in (*MEANS, "sink_heads")},
+        record = {"step": int(step), **self.tags, "sink": list(self.sink), **{k: means[k] for k in (*MEANS, "sink_heads")},
                   "sink_share": _share(self.first, means), "layers": {**means["layers"], "sink_share": _layer_shares(self.first, means)}}
         self.log.parent.mkdir(parents=True, exist_ok=True)
+        unseal(self.log)
         with open(self.log, "a", encoding="utf-8") as f:
             f.write(json.dumps(record, allow_nan=False) + "\n")
             f.flush()
@@ -141,6 +159,7 @@ class AttentionMonitor:
     def restart(self) -> None:
         """Empty the log and forget the first observation (a run trained from step 0 again)."""
         self.log.unlink(missing_ok=True)
+        unseal(self.log)
         self.first = None
 
     def resume(self, step: int) -> None:
@@ -156,6 +175,7 @@ class AttentionMonitor:
                 if isinstance(record, dict) and isinstance(record.get("step"), int) and record["step"] <= step:
                     kept.append(record)
         self.log.parent.mkdir(parents=True, exist_ok=True)
+        unseal(self.log)
         self.log.write_text("".join(json.dumps(r, allow_nan=False) + "\n" for r in kept), encoding="utf-8")
         self.first = ({k: kept[0][k] for k in MEANS} | {"layers": {k: kept[0]["layers"][k] for k in MEANS}}) if kept else None
 
@@ -166,6 +186,10 @@ class AttentionMonitor:
         monitor = self
 
         class AttentionMonitorCallback(TrainerCallback):
+            def on_train_begin(self, args, state, control, model=None, **kwargs):
+                if model is not None and state.global_step == 0:  # step 0, before the first update (a resumed run has it)
+                    monitor.observe(model, 0)
+
             def on_step_end(self, args, state, control, model=None, **kwargs):
                 if model is not None:
                     monitor.observe(model, state.global_step)
@@ -185,19 +209,112 @@ def _layer_shares(start: dict, end: dict) -> list:
     return [_share({k: a[k][i] for k in MEANS}, {k: b[k][i] for k in MEANS}) for i in range(len(a["entropy"]))]
 
 
+RECORD_FIELDS = frozenset({"step", "sink", *MEANS, "sink_heads", "sink_share", "layers"})
+"""The fields every record holds; tags may not reuse them."""
+LOG_BYTES = 1 << 30
+"""The largest log :func:`read_log` reads (a million observations take about a gigabyte)."""
+
+
+def check_probe(probe) -> int:
+    """The probe's tokens per window, after checking it is whole, non-negative token ids of shape (windows, tokens) with at
+    least 2 tokens (ValueError in one line otherwise: found now, not at the first observation)."""
+    shape = tuple(getattr(probe, "shape", np.shape(probe)))
+    dtype = str(getattr(probe, "dtype", np.asarray(probe).dtype))
+    if len(shape) != 2 or shape[1] < 2 or shape[0] < 1:
+        raise ValueError(f"the probe batch must be token ids of shape (windows, tokens) with at least 2 tokens; got shape {shape}")
+    if "int" not in dtype:
+        raise ValueError(f"the probe batch must be whole token ids; got dtype {dtype}")
+    low = int(np.asarray(probe.cpu() if hasattr(probe, "cpu") else probe).min())
+    if low < 0:
+        raise ValueError(f"the probe batch holds token id {low}; token ids are 0 or more")
+    return shape[1]
+
+
+def check_vocabulary(model, ids) -> None:
+    """ValueError in one line when ``ids`` hold a token id past ``model``'s vocabulary (its embedding would index out of range)."""
+    config = getattr(model, "config", None)
+    config = config.get_text_config() if hasattr(config, "get_text_config") else config
+    vocab = getattr(config, "vocab_size", None)
+    if not isinstance(vocab, int):
+        return
+    high = int(np.asarray(ids.cpu() if hasattr(ids, "cpu") else ids).max())
+    if high >= vocab:
+        raise ValueError(f"the probe batch holds token id {high}, past the model's vocabulary of {vocab}; build the probe with the model's tokenizer")
+
+
+def repair_log(path: Path) -> bool:
+    """Drop a last line a killed process cut short (no newline at the end), so the next record starts a line of its own;
+    True when there was one."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return False
+    with open(path, "rb+") as f:
+        f.seek(-1, 2)
+        if f.read(1) == b"\n":
+            return False
+        data = f.seek(0) or f.read()
+        f.truncate(data.rfind(b"\n") + 1)
+    return True
+
+
+def share_since_first(points: list[dict]) -> float | None:
+    """The sink's part of the fall of ``H`` from the log's first observation to its last (None while ``H`` has not
+    fallen), whatever monitor wrote each line: a log a second monitor appended to measures from its own start."""
+    return _share({k: points[0][k] for k in MEANS}, {k: points[-1][k] for k in MEANS})
+
+
+def seal_log(path: Path) -> None:
+    """Record the SHA-256 of a finished log beside it (``<log>.sha256``), as a cached JSON entry holds its content hash."""
+    from ..base.files import atomic_write_bytes, content_sha256
+
+    atomic_write_bytes(Path(str(path) + ".sha256"), (content_sha256(path) + "\n").encode())
+
+
+def unseal(path: Path) -> None:
+    """Forget a log's seal before the log changes (a monitor appends, restarts or resumes it)."""
+    Path(str(path) + ".sha256").unlink(missing_ok=True)
+
+
+def log_intact(path: Path) -> bool | None:
+    """Whether a log still holds the bytes :func:`seal_log` recorded: True, False (edited or damaged since), or None when it
+    was never sealed (a log written before seals were kept)."""
+    from ..base.files import content_sha256
+
+    seal = Path(str(path) + ".sha256")
+    if not seal.is_file() or not Path(path).is_file():
+        return None
+    try:
+        return seal.read_text().strip() == content_sha256(path)
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def read_log(path) -> list[dict]:
-    """The observations of a monitor's JSON Lines log, in step order (ValueError in one line for a damaged line)."""
+    """The observations of a monitor's JSON Lines log, in step order (ValueError in one line for a damaged line, a
+    log that is not a regular file, or a step or statistic that is not a number)."""
+    from ..base.files import read_regular
+
+    data = read_regular(path, "the monitor's log", "pass the JSON Lines file an AttentionMonitor wrote", cap=LOG_BYTES)
     records = []
-    for number, line in enumerate(Path(path).read_text().splitlines(), 1):
+    for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
         if not line.strip():
             continue
         try:
             record = json.loads(line)
             if not isinstance(record, dict) or not {"step", "entropy", "content_entropy", "sink_mass"} <= set(record):
                 raise ValueError
-        except ValueError:
+        except (ValueError, RecursionError):
             raise ValueError(f"{path}, line {number}: not an observation of attncoda's monitor (a JSON object with step, entropy, "
                              "content_entropy and sink_mass)") from None
+        step = record["step"]
+        if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+            raise ValueError(f"{path}, line {number}: step {step!r} is not a whole number of steps; the log is damaged")
+        bad = next((k for k in MEANS if not _number(record[k])), None)
+        if bad:
+            raise ValueError(f"{path}, line {number}: {bad} {record[bad]!r} is not a number; the log is damaged")
         records.append(record)
     if not records:
         raise ValueError(f"{path} holds no observation yet")

@@ -344,21 +344,28 @@ def _monitor(args) -> None:
     from pathlib import Path
 
     from ..base.paths import writable_folder
-    from ..engine.monitor import read_log
+    from ..engine.monitor import read_log, share_since_first
     from .figures.collapse import collapse_trajectories
 
+    from ..base.paths import refuse_protected, repo_root
+
     log = Path(args.log)
-    if not log.is_file():
+    if not log.exists() and not log.is_symlink():
         raise ValueError(f"{log}: no such log file; pass the JSON Lines file an AttentionMonitor wrote")
-    points = read_log(log)
     output = Path(args.output) if args.output else log.with_suffix(".png")
     if output.suffix.lower() != ".png":
         raise ValueError(f"--output {output} must end in .png")
+    what = "--output" if args.output else "the plot beside the log (pass --output to choose)"
+    resolved = refuse_protected(output, what, ValueError, advice="choose a folder outside it")  # never the sources or the record
+    if resolved.parent == repo_root().resolve():
+        raise ValueError(f"{what} {output} would put a file loose in the project folder's root; choose a folder outside the project")
+    points = read_log(log)
     writable_folder(output.parent, "--output", "choose another", ValueError)
     fig = collapse_trajectories({f"{log.name}: {len(points)} observations, steps {points[0]['step']}-{points[-1]['step']}": {log.stem: points}})
     fig.savefig(output, dpi=120)
     last = points[-1]
-    share = "no fall of H yet" if last.get("sink_share") is None else f"the sink carries {100 * last['sink_share']:.0f} % of the fall of H since step {points[0]['step']}"
+    since = share_since_first(points)  # from the log's first line, whatever monitor wrote the last
+    share = "no fall of H yet" if since is None else f"the sink carries {100 * since:.0f} % of the fall of H since step {points[0]['step']}"
     print(f"{visible(str(output))}: at step {last['step']}, H {last['entropy']:.3f}, H(pi) {last['content_entropy']:.3f}, sink mass {last['sink_mass']:.3f}; {share}")
 
 

@@ -110,7 +110,7 @@ def monitored_training(run, options: Options = Options(), retrain: bool = False)
     they come from (``origin``): ``training``, or ``saved checkpoints`` when the run was trained before it was watched
     and its checkpoints are replayed (the same weights)."""
     from ..engine import training
-    from ..engine.monitor import AttentionMonitor, read_log
+    from ..engine.monitor import AttentionMonitor, log_intact, read_log, seal_log
 
     probe = monitor_probe(run, options)
     log = run.folder() / "monitor" / f"n{options.n}-length{probe.shape[1]}-seed{options.seed}.jsonl"
@@ -119,9 +119,11 @@ def monitored_training(run, options: Options = Options(), retrain: bool = False)
         observations = read_log(log)
     except (OSError, ValueError):  # none yet, or a line an interruption cut short: replayed below
         observations = []
-    if [r["step"] for r in observations] != run.schedule():
+    if [r["step"] for r in observations] != run.schedule() or log_intact(log) is False:  # edited since it was sealed: replayed
         training.observe_checkpoints(run, AttentionMonitor(log, probe, every=1, tags={"origin": "saved checkpoints"}))
         observations = read_log(log)
+    if log_intact(log) is not True:  # a finished log is sealed with its hash; one from before seals is adopted as it reads
+        seal_log(log)
     return folders, observations
 
 
