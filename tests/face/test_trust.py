@@ -327,6 +327,73 @@ PATTERN_SETUPS = {
 }
 
 
+def _header_only(tmp: Path, name: str, shape, descr: str = "<f4") -> Path:
+    """An .npz whose one member is a bare .npy header declaring ``shape`` (N11: a few hundred bytes that claim gigabytes)."""
+    import io
+    import zipfile
+
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": descr, "fortran_order": False, "shape": tuple(shape)})
+    path = tmp / name
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("patterns.npy", header.getvalue())
+    return path
+
+
+def _copy_of_good(tmp: Path, name: str, link: bool = False) -> Path:
+    """N8: good.npz again, as a copy or a link (one file's content given twice)."""
+    good = PATTERN_SETUPS["good_patterns"](tmp)
+    path = tmp / name
+    path.unlink(missing_ok=True)
+    if link:
+        path.symlink_to(good)
+    else:
+        path.write_bytes(good.read_bytes())
+    return path
+
+
+def _bare_npy(tmp: Path) -> Path:
+    path = tmp / "bare.npz"
+    with open(path, "wb") as f:
+        np.save(f, _causal_rows())
+    return path
+
+
+def _three_heads(tmp: Path) -> Path:
+    """N15: one layer of 3 heads, 6 distinct ordered head triples."""
+    rng = np.random.default_rng(0)
+    p = np.tril(rng.random((4, 1, 3, 16, 16))) + 1e-3 * np.tril(np.ones((16, 16)))
+    return _saved(tmp, "three-heads.npz", patterns=p / p.sum(-1, keepdims=True))
+
+
+def _monitor_log(tmp: Path, name: str, lines) -> Path:
+    """A monitor log of hand-written observations (a dict each), or of raw text lines."""
+    path = tmp / name
+    path.write_text("".join((l if isinstance(l, str) else json.dumps(l)) + "\n" for l in lines))
+    return path
+
+
+def _observation(step, entropy, content_entropy=2.0, sink_mass=0.1):
+    return {"step": step, "entropy": entropy, "content_entropy": content_entropy, "sink_mass": sink_mass, "sink_heads": 0.0,
+            "sink_share": None, "layers": {"entropy": [entropy], "content_entropy": [content_entropy], "sink_mass": [sink_mass], "sink_heads": [0.0]}}
+
+
+def _resumed_log(tmp: Path) -> Path:
+    """N6: a run observed from step 2 (H 4.0), then a second monitor appended from step 6 (its own start, H 3.0)."""
+    first = [_observation(2, 4.0), _observation(4, 3.5)]
+    second = [_observation(6, 3.0, 1.95), {**_observation(8, 2.0, 1.0), "sink_share": 0.05}]  # 5 %: since step 6, the second's own start
+    return _monitor_log(tmp, "resumed.jsonl", first + second)
+
+
+def _one_hot(tmp: Path) -> Path:
+    """N18: causal rows that each put all their weight on one earlier key."""
+    rng = np.random.default_rng(0)
+    p = np.zeros((2, 2, 3, 16, 16))
+    for t in range(16):
+        p[..., t, rng.integers(0, t + 1)] = 1
+    return _saved(tmp, "one-hot.npz", patterns=p)
+
+
 SETUPS = {"code_folder": code_folder, "tiny_llama": lambda t: save_tiny("llama", t / "llama"), "nan_weights": nan_weights,
           "control_name": control_name, "tiny_gguf": lambda t: __import__("tiny_models").save_tiny_gguf(t / "tiny.gguf"), "huge_vocabulary": huge_vocabulary, "deep_config": lambda t: deep_file(t, "config.json"),
           "deep_tokenizer_config": lambda t: deep_file(t, "tokenizer_config.json"), "link_loop": link_loop, "small_vocabulary": small_vocabulary, "zero_weights": zero_weights, "unknown_words": unknown_words, "one_layer": one_layer, "weights_of_nothing": weights_of_nothing, "gguf_missing_tensors": gguf_missing_tensors, "damaged_weights": damaged_weights, "not_gguf": not_gguf, "plain_file": plain_file,
@@ -342,7 +409,26 @@ SETUPS = {"code_folder": code_folder, "tiny_llama": lambda t: save_tiny("llama",
           "too_large_in_all": lambda t: _edited_config(t, "too-large", hidden_size=65_536, intermediate_size=1 << 20),
           "million_blocks_gguf": lambda t: __import__("tiny_models").save_tiny_gguf(t / "million.gguf", block_count=1_000_000),
           "changed_conversion": changed_conversion, "fifo_checksum_book": fifo_checksum_book, "edited_attention_map": edited_attention_map,
-          "claimed_output": claimed_output, "folder_at_entry": folder_at_entry, **PATTERN_SETUPS}
+          "claimed_output": claimed_output, "folder_at_entry": folder_at_entry, **PATTERN_SETUPS,
+          "copy_of_good": lambda t: _copy_of_good(t, "good_copy.npz"), "link_to_good": lambda t: _copy_of_good(t, "good_link.npz", link=True),
+          "declared_huge": lambda t: _header_only(t, "huge.npz", (1, 1, 1, 100_000, 100_000)),
+          "declared_square": lambda t: _header_only(t, "square.npz", (23_170, 23_170)),
+          "far_block": lambda t: _saved(t, "far.npz", **{"blocks.0.attn.hook_pattern": _causal_rows()[:, 0],
+                                                         "blocks.400000000.attn.hook_pattern": _causal_rows()[:, 1]}),
+          "leading_zero_block": lambda t: _saved(t, "zero.npz", **{"blocks.0.attn.hook_pattern": _causal_rows()[:, 0],
+                                                                   "blocks.01.attn.hook_pattern": _causal_rows()[:, 1]}),
+          "string_patterns": lambda t: _saved(t, "text.npz", patterns=np.array(["a", "b"])),
+          "record_patterns": lambda t: _saved(t, "records.npz", patterns=np.zeros(3, dtype=[("a", "f4"), ("b", "f4")])),
+          "byte_float_patterns": lambda t: _header_only(t, "float8.npz", (2, 2, 3, 6, 6), "|V1"),
+          "complex_patterns": lambda t: _saved(t, "complex.npz", patterns=_causal_rows().astype(complex)),
+          "bare_npy": _bare_npy, "three_keys": lambda t: _saved(t, "three-keys.npz", patterns=_causal_rows(keys=3)),
+          "two_keys": lambda t: _saved(t, "two-keys.npz", patterns=_causal_rows(keys=2)), "three_heads": _three_heads,
+          "resumed_log": _resumed_log, "good_log": lambda t: _monitor_log(t, "good.jsonl", [_observation(0, 4.0), _observation(2, 3.0)]),
+          "step_ten_log": lambda t: _monitor_log(t, "ten.jsonl", [{**_observation(0, 4.0), "step": "ten"}]),
+          "null_entropy_log": lambda t: _monitor_log(t, "null.jsonl", [{**_observation(0, 4.0), "entropy": None}]),
+          "text_entropy_log": lambda t: _monitor_log(t, "text.jsonl", [{**_observation(0, 4.0), "entropy": "4.0"}]),
+          "fifo_log": lambda t: (os.mkfifo(t / "fifo.jsonl"), t / "fifo.jsonl")[1], "one_hot": _one_hot}
+
 
 # (id, argv with {name} filled from SETUPS or tiny_bert/tmp, environment, exit code, the line printed)
 PROBES = [
@@ -518,6 +604,50 @@ PROBES = [
     ("patterns-and-a-model", ["audit", "--patterns", "{good_patterns}", "--model", "minilm-l6"], {}, 2, "argument --model: not allowed with argument --patterns"),
     ("D21-a-folder-at-a-cache-entry", ["signatures", "--model", "{folder_at_entry}", "--n", "2", "--length", "16"], {}, 1,
      "is a folder, so no result can be stored there; remove it and run again"),
+    # 8. (issue 60) the gate, evidence counted once, one write guard, one reader
+    ("N1-the-gate-judges-the-bound", ["audit", "--model", "{tiny_bert}", "--fail-above", "0.005", "--seeds", "0", "1", "2"], {}, 1, None,
+     r"FAILED: the interval's lower bound 0\.0\d+ > 0\.005 \(decided at look 2 of 2, the whole sample, at 95 % as --full\)"),
+    ("N1-a-stopped-look-is-the-early-estimate", ["audit", "--model", "{tiny_bert}", "--fail-above", "0.1"], {}, 0, None,
+     r"(?s)the early look's estimate on 16 of 64 windows per seed: .*passed: .*\(decided at look 1 of 2, at 97.5 %, with the early look's margin\)"),
+    ("N1-help-states-the-gate-s-levels", ["audit", "--help"], {}, 0, None, r"(?s)95\s+%\s+interval.*97.5\s+%\s+interval"),
+    ("N8-one-file-three-times", ["audit", "--patterns", "{good_patterns}", "{copy_of_good}", "{link_to_good}"], {}, 0, None,
+     r"(?s)in 1 saved file.*good_copy.npz is a copy of .*good.npz; .*good_link.npz is a copy of .*good.npz: the same content, counted once"),
+    ("N15-three-heads-six-triples", ["audit", "--patterns", "{three_heads}", "--fail-above", "0.5"], {}, 1, None,
+     r"undecided: the model has 3 heads, so only 6 distinct head triples"),
+    ("N11-a-header-declaring-ten-billion-values", ["audit", "--patterns", "{declared_huge}"], {}, 1,
+     "declares 10,000,000,000 values, more than the 536,870,912 attncoda reads from one file"),
+    ("N11-a-square-array-deflated", ["audit", "--patterns", "{declared_square}"], {}, 1,
+     r"must be \[layer, head, query, key\] or \[window, layer, head, query, key\]; got shape \(23170, 23170\)"),
+    ("N11-block-400000000", ["audit", "--patterns", "{far_block}"], {}, 1, "hold blocks 0, 400000000 but not 1, 2, 3, 4, 5"),
+    ("N12-block-01", ["audit", "--patterns", "{leading_zero_block}"], {}, 1, "without leading zeros"),
+    ("N12-string-patterns", ["audit", "--patterns", "{string_patterns}"], {}, 1, "holds <U1, not real floating-point probabilities"),
+    ("N12-structured-patterns", ["audit", "--patterns", "{record_patterns}"], {}, 1, "not real floating-point probabilities"),
+    ("N12-byte-sized-patterns", ["audit", "--patterns", "{byte_float_patterns}"], {}, 1, "not real floating-point probabilities"),
+    ("N12-an-npy-renamed-npz", ["audit", "--patterns", "{bare_npy}"], {}, 1, r"it is a bare .npy array, not an .npz archive"),
+    ("N12-three-keys", ["audit", "--patterns", "{three_keys}"], {}, 0, None, "not ranked: in windows of 3 keys no key lies far enough"),
+    ("N18-one-hot-rows", ["audit", "--patterns", "{one_hot}"], {}, 1, "or one-hot rows that put all weight on one key"),
+    ("N18-backward-only-patterns-read-as-causal", ["audit", "--patterns", "{good_patterns}"], {}, 0, None,
+     "causal as inferred: no row puts weight on a later key"),
+    ("N18-two-keys", ["audit", "--patterns", "{two_keys}"], {}, 1, r"the sink keys \(0,\) leave 1 of 2 keys as content"),
+    ("N20-complex-patterns", ["audit", "--patterns", "{complex_patterns}"], {}, 1, "holds complex128, not real floating-point probabilities"),
+    ("N14-a-device-map-of-meta", ["audit", "--model", "{tiny_bert}", "--n", "2", "--length", "16"], {"ATTNCODA_DEVICE_MAP": "meta"}, 1,
+     "device map meta: a model placed there holds no weights to run"),
+    ("N2-plot-into-the-record", ["monitor", "plot", "{good_log}", "--output", str(RECORD / "results" / "theory" / "evil.png")], {}, 1,
+     "--output .*evil.png is inside the book's record .*; choose a folder outside it"),
+    ("N2-plot-into-the-sources", ["monitor", "plot", "{good_log}", "--output", str(ROOT / "src" / "attncoda" / "evil.png")], {}, 1,
+     "is inside the project's src/"),
+    ("N2-plot-into-the-project-root", ["monitor", "plot", "{good_log}", "--output", str(ROOT / "evil.png")], {}, 1,
+     "would put a file loose in the project folder's root"),
+    ("N2-plot-beside-a-file-in-the-record", ["monitor", "plot", str(RECORD / "verify" / "cross_cpu.json")], {}, 1,
+     r"the plot beside the log \(pass --output to choose\) .*cross_cpu.png is inside the project's data/"),
+    ("N6-share-from-the-log-s-first-line", ["monitor", "plot", "{resumed_log}"], {}, 0, None, "the sink carries 50 % of the fall of H since step 2"),
+    ("N17-a-step-of-ten", ["monitor", "plot", "{step_ten_log}"], {}, 1, "step 'ten' is not a whole number of steps"),
+    ("N17-a-null-entropy", ["monitor", "plot", "{null_entropy_log}"], {}, 1, "entropy None is not a number"),
+    ("N17-a-text-entropy", ["monitor", "plot", "{text_entropy_log}"], {}, 1, "entropy '4.0' is not a number"),
+    ("N10-a-fifo-log", ["monitor", "plot", "{fifo_log}"], {}, 1, "is a FIFO, not a regular file"),
+    ("D22-the-advised-length-runs", ["signatures", "--model", "{tiny_bert}", "--n", "20000", "--length", "6000"], {}, 1,
+     "L = 6000 exceeds the 160 positions .*, and the text gives windows of at most 149 tokens at this --n; use --length 149 or less"),
+    ("D18-a-name-with-a-newline-through-the-progress-bar", ["signatures", "--model", "{control_name}", "--n", "2", "--length", "16"], {}, 0, None),
 ]
 
 
@@ -669,6 +799,128 @@ def _run_folders_by_load(tmp, monkeypatch):
     return 0
 
 
+def _monitor(tmp, **kw):
+    from attncoda.engine.monitor import AttentionMonitor
+
+    return AttentionMonitor(kw.pop("log", tmp / "log.jsonl"), kw.pop("probe", np.full((2, 16), 5)), **kw)
+
+
+def _cut_log_then_a_new_monitor(tmp, monkeypatch):
+    """N5: a log cut mid-line, then a new monitor appends: every line reads back."""
+    from attncoda.engine import monitor as mon
+
+    log = tmp / "cut.jsonl"
+    log.write_text(json.dumps({"step": 0, "entropy": 1.0, "content_entropy": 1.0, "sink_mass": 0.1}) + '\n{"step": 1, "entr')
+    monkeypatch.setattr(mon, "attention_statistics", lambda model, ids, sink: {
+        "entropy": 1.0, "content_entropy": 1.0, "sink_mass": 0.1, "sink_heads": 0.0,
+        "layers": {"entropy": [1.0], "content_entropy": [1.0], "sink_mass": [0.1], "sink_heads": [0.0]}})
+    _monitor(tmp, log=log, every=1).observe(None, 2)
+    assert [r["step"] for r in mon.read_log(log)] == [0, 2]
+    return 0
+
+
+def _sealed_log_edited(tmp, monkeypatch):
+    """N3: a sealed monitor log whose values were edited under the same steps is known as edited (and replayed by the suite)."""
+    from attncoda.engine import monitor as mon
+
+    log = tmp / "sealed.jsonl"
+    log.write_text(json.dumps({"step": 0, "entropy": 1.0, "content_entropy": 1.0, "sink_mass": 0.1}) + "\n")
+    mon.seal_log(log)
+    assert mon.log_intact(log) is True
+    log.write_text(json.dumps({"step": 0, "entropy": 99, "content_entropy": 1.0, "sink_mass": 0.999}) + "\n")
+    return 0 if mon.log_intact(log) is False else 1
+
+
+def _callback_logs_step_0(tmp, monkeypatch):
+    """N7: the Trainer callback observes step 0 when training begins."""
+    from types import SimpleNamespace
+
+    from attncoda.engine import monitor as mon
+
+    seen = []
+    monitor = _monitor(tmp, every=10)
+    monkeypatch.setattr(monitor, "observe", lambda model, step: seen.append(step))
+    callback = monitor.callback()
+    callback.on_train_begin(args=None, state=SimpleNamespace(global_step=0), control=None, model=object())
+    callback.on_step_end(args=None, state=SimpleNamespace(global_step=10), control=None, model=object())
+    assert seen == [0, 10], seen
+    return 0
+
+
+def _ids_past_the_vocabulary(tmp, monkeypatch):
+    from types import SimpleNamespace
+
+    model = SimpleNamespace(config=SimpleNamespace(vocab_size=64))
+    return _monitor(tmp, probe=np.full((2, 16), 500), every=1).observe(model, 0)
+
+
+def _verify_record_beside_a_moved_record(tmp, monkeypatch):
+    """N9: with the record moved, verify --record keeps its report beside it, never in data/verify."""
+    from attncoda.face import verify
+
+    monkeypatch.setenv("ATTNCODA_RESULTS", str(tmp / "moved" / "results"))
+    written = verify.record([{"file": "theory/x.json"}], "native")
+    assert written == tmp / "moved" / "verify" / "theory.native.json", written
+    return 0
+
+
+def _cross_machine(*argv):
+    def call(tmp, monkeypatch):
+        from attncoda.face import cross_machine
+
+        return cross_machine.main(list(argv))
+
+    return call
+
+
+def _committed(tmp, monkeypatch, text=None, fifo=False):
+    from attncoda.face.verify import committed_results
+
+    path = tmp / "committed.json"
+    os.mkfifo(path) if fifo else path.write_text(text)
+    return committed_results(path) and 0
+
+
+def _negative_margin(tmp, monkeypatch):
+    from attncoda.studies import audit_stages
+
+    (tmp / audit_stages.BIAS_FILE).write_text(json.dumps({"margin": {"16": -0.5}}))
+    monkeypatch.setattr(audit_stages, "data_file", lambda name: tmp / name)
+    return audit_stages.stage_margin(16)
+
+
+def _staged_reads(tmp, monkeypatch):
+    """N22: an undecided staged audit reads the early look's windows again with the whole sample (16 + 64 per seed); the
+    README says so instead of claiming each window is read once."""
+    from dataclasses import replace
+
+    from attncoda.studies import audit, audit_stages
+
+    asked = []
+    monkeypatch.setattr(audit, "audit", lambda sigs, **kw: replace(_stub_report(), advice="undecided"))
+    audit_stages.staged(lambda windows: (asked.append(windows), (None, None))[1], list(audit_stages.STAGES), {})
+    readme = (ROOT / "README.md").read_text()
+    assert asked == list(audit_stages.STAGES) and "those first windows again included" in readme and "reads each window once" not in readme
+    return 0
+
+
+def _stub_report():
+    from attncoda.studies.audit import AuditReport, ReversalReading
+
+    return AuditReport("m", "llama", True, 8, 128, 64, [0, 1, 2], "logit", "js", "JS", {"name": "first", "keys": [0]}, True,
+                       [{"key": 0, "mean_attention": 0.6}], 0.5, 0.5, ReversalReading(0.08, (0.07, 0.09), "", [0.08, 0.07, 0.09], 100),
+                       None, 0.2, {"bit_identical": True, "exact_zeros": 0})
+
+
+def _trials_of_nothing(tmp, monkeypatch):
+    from attncoda.studies import sink_search
+
+    path = tmp / "trials.json"
+    path.write_text("[]")
+    monkeypatch.setattr(sink_search, "trials_path", lambda: path)
+    return sink_search.main(["char-gpt2-emb1-constant-1x1"])
+
+
 # (id, call(tmp, monkeypatch), exit code, the line): a call that raises ValueError or AttncodaError exits 1 with its
 # message as the line; one that returns gives that as its exit code and its last line on stderr (None: no line)
 API_PROBES = [
@@ -693,6 +945,28 @@ API_PROBES = [
     ("D26-bf16-rows-are-accepted", _bf16_rows, 0, None),
     ("D27-an-unknown-search-label", _search_label, 2, "unknown trial 'bogus-label'; the labels are:"),
     ("D27-a-damaged-trials-record", _damaged_trials, 1, "is damaged"),
+    # (issue 60)
+    ("D27-a-trials-record-of-an-empty-list", _trials_of_nothing, 1, r"trials.json is damaged \(not the search's record\)"),
+    ("N3-a-sealed-log-edited", _sealed_log_edited, 0, None),
+    ("N4-sink-key-past-the-probe", lambda t, m: _monitor(t, sink=(200,)), 1, r"sink = \(200,\): sink keys must be whole key indices in 0..15"),
+    ("N4-sink-key-negative", lambda t, m: _monitor(t, sink=(-1,)), 1, "sink keys must be whole key indices in 0..15"),
+    ("N4-sink-key-half", lambda t, m: _monitor(t, sink=(0.5,)), 1, "sink keys must be whole key indices in 0..15"),
+    ("N4-sink-key-text", lambda t, m: _monitor(t, sink=("0",)), 1, "sink keys must be whole key indices in 0..15"),
+    ("N4-sink-key-true", lambda t, m: _monitor(t, sink=(True,)), 1, "sink keys must be whole key indices in 0..15"),
+    ("N5-a-cut-log-then-a-new-monitor", _cut_log_then_a_new_monitor, 0, None),
+    ("N7-the-trainer-callback-logs-step-0", _callback_logs_step_0, 0, None),
+    ("N16-a-one-dimensional-probe", lambda t, m: _monitor(t, probe=np.arange(16)), 1, r"probe batch must be token ids of shape \(windows, tokens\)"),
+    ("N16-ids-past-the-vocabulary", _ids_past_the_vocabulary, 1, "token id 500, past the model's vocabulary of 64"),
+    ("N16-a-log-under-a-file", lambda t, m: _monitor(t, log=file_in_the_way(t) / "log.jsonl"), 1, "the monitor's log .*: cannot write to the folder"),
+    ("N19-a-tag-named-step", lambda t, m: _monitor(t, tags={"step": 999}), 1, "tags name step, which every record holds already"),
+    ("N9-verify-record-beside-a-moved-record", _verify_record_beside_a_moved_record, 0, None),
+    ("N9-cross-machine-without-record-writes-nothing", _cross_machine("HEAD", "HEAD", "a note"), 0,
+     "not kept: pass --record to write it to the reproducibility page's data/verify/cross_cpu.json"),
+    ("N13-cross-machine-of-no-commit", _cross_machine("bogus", "HEAD"), 1, "'bogus' is not a commit of this repository"),
+    ("N10-a-fifo-for-the-committed-results", lambda t, m: _committed(t, m, fifo=True), 1, "is a FIFO, not a regular file"),
+    ("N13-a-401-digit-number", lambda t, m: _committed(t, m, '{"results": {"x": ' + "9" * 401 + "}}"), 1, "committed.json is damaged"),
+    ("N22-the-readme-says-what-the-staged-audit-reads", _staged_reads, 0, None),
+    ("N21-a-negative-margin", _negative_margin, 1, "gives the margin for 16 windows as -0.5, not a non-negative number"),
 ]
 
 

@@ -130,6 +130,18 @@ def longest_width(sizes: list[int], n: int) -> int:
     return lo
 
 
+def longest_window(tokenizer, n: int, length: int, corpus: str = "wikipedia", split: str = "sample") -> int:
+    """The most tokens each of ``n`` windows can hold when :func:`text_windows` cuts them from ``corpus``'s ``split``
+    with this tokenizer (its special tokens included): what a longer ``--length`` cannot get from the text."""
+    layout = layout_for(tokenizer, length)
+    sizes = [len(tokenizer(text, add_special_tokens=False)["input_ids"]) for _, text in split_documents(corpus, split)]
+    extra = len(layout.prefix) + len(layout.suffix)
+    if layout.suffix:
+        return longest_width(sizes, n) + extra
+    separator = len(tokenizer("\n\n", add_special_tokens=False)["input_ids"])
+    return (sum(sizes) + separator * len(sizes)) // n + extra
+
+
 def text_windows(tokenizer, n: int, length: int, seed: int, corpus: str = "wikipedia", split: str = "sample") -> tuple[np.ndarray, WindowLayout]:
     """``n`` windows of exactly ``length`` token ids, shape ``(n, length)``, and their layout.
 

@@ -467,9 +467,10 @@ POSITION_OFFSET = {"mpnet": 2, "roberta": 2, "xlm-roberta": 2, "camembert": 2}
 """Position embeddings these families reserve before the first token (their ``max_position_embeddings`` counts them)."""
 
 
-def check_length(loaded, length: int) -> None:
+def check_length(loaded, length: int, text_limit=None) -> None:
     """A ModelError in one line, before any forward pass, when windows of ``length`` tokens exceed the positions the
-    model has (``max_position_embeddings``, less what its family reserves)."""
+    model has (``max_position_embeddings``, less what its family reserves). ``text_limit()``, when given, is the longest
+    window the text can give: the length advised is the smaller of the two, so the advice itself runs."""
     config = loaded.model.config
     config = config.get_text_config() if hasattr(config, "get_text_config") else config
     positions = getattr(config, "max_position_embeddings", None)
@@ -477,6 +478,10 @@ def check_length(loaded, length: int) -> None:
         return
     usable = int(positions) - POSITION_OFFSET.get(config.model_type, 0)
     if length > usable:
+        text = text_limit(usable) if text_limit is not None else usable
+        if text < usable:
+            raise ModelError(f"L = {length} exceeds the {usable} positions {loaded.info.name} was built for, and the text gives windows of at "
+                             f"most {text} tokens at this --n; use --length {text} or less")
         raise ModelError(f"L = {length} exceeds the {usable} positions {loaded.info.name} was built for; use --length {usable} or less")
 
 

@@ -466,7 +466,9 @@ def compute_spec(loaded, spec: SignatureSpec, seed: int = 0, progress: bool = Fa
     else:
         from .models import check_length
 
-        check_length(loaded, length)
+        from .corpus import longest_window
+
+        check_length(loaded, length, lambda usable: longest_window(loaded.processor, n, usable, spec.corpus, spec.split))
         if info.attention_window and length > info.attention_window:
             raise ValueError(
                 f"L = {length} exceeds {info.name}'s sliding attention window of {info.attention_window} keys, so a row would not "

@@ -4,7 +4,7 @@ A record is every results file of a book build (``{chapter: {name: numbers}}``, 
 For each chapter this counts the numbers that differ and the largest relative difference, then compares what the
 numbers *say*: every reading a results file names (a field called ``reading``, ``outcome`` or ``direction``), and the
 scorecard's verdicts (:mod:`attncoda.studies.claims`). The reproducibility page shows the committed comparison,
-``data/verify/cross_cpu.json``; ``python -m attncoda.face.cross_machine BEFORE AFTER`` writes it from two commits whose
+``data/verify/cross_cpu.json``; ``python -m attncoda.face.cross_machine BEFORE AFTER NOTE --record`` writes it from two commits whose
 records were built on different machines.
 """
 

@@ -89,7 +89,7 @@ def cross_cpu_sentence(path) -> str:
     """What the two-CPU comparison says, in short sentences: which records, how many scorecard verdicts moved, every
     chapter whose numbers moved with its median and largest relative change, and which chapters moved a reading."""
     if not path.exists():
-        return "No two-CPU comparison is committed (python -m attncoda.face.cross_machine writes one)."
+        return "No two-CPU comparison is committed (python -m attncoda.face.cross_machine BEFORE AFTER NOTE --record writes one)."
     rec = json.loads(path.read_text())
     moved_verdicts = [k for k, v in rec["verdicts"].items() if v["before"] != v["after"]]
     moved = {ch: len(c["readings"]["moved"]) for ch, c in rec["chapters"].items() if c["readings"]["moved"]}

@@ -363,13 +363,14 @@ def check_defined(model: str, per_seed: list[dict]) -> None:
     >>> check_defined("m", [{"seed": 0, "reversal": {"compared": 0, "rate": float("nan")}}])
     Traceback (most recent call last):
     ...
-    ValueError: m: no head triple could be compared on seed 0 (every triple ties under keep or drop, as when every head attends alike: untrained or zeroed weights), so its reversal rate is undefined; audit a trained model
+    ValueError: m: no head triple could be compared on seed 0 (every triple ties under keep or drop, as when every head attends alike: untrained or zeroed weights, or one-hot rows that put all weight on one key), so its reversal rate is undefined; audit a trained model, or patterns whose rows spread their weight
     """
     empty = [s["seed"] for s in per_seed if not s["reversal"]["compared"] or not math.isfinite(s["reversal"]["rate"])]
     if empty:
         raise ValueError(f"{model}: no head triple could be compared on seed{'s' if len(empty) > 1 else ''} {', '.join(map(str, empty))} "
-                         "(every triple ties under keep or drop, as when every head attends alike: untrained or zeroed weights), so its "
-                         "reversal rate is undefined; audit a trained model")
+                         "(every triple ties under keep or drop, as when every head attends alike: untrained or zeroed weights, or one-hot "
+                         "rows that put all weight on one key), so its reversal rate is undefined; audit a trained model, or patterns whose "
+                         "rows spread their weight")
 
 
 def advice_rule(reading: ReversalReading, threshold: float, margin: float = 0.0) -> str:
@@ -493,7 +494,8 @@ def render(r: AuditReport, fmt: str = "text") -> str:
     if fmt == "markdown":
         model = model.replace("|", "\\|")
     lines = [
-        ("model", f"{model} ({r.architecture}, {'causal' if r.causal else 'bidirectional'}, {r.heads} heads)"),
+        ("model", f"{model} ({r.architecture}, {'causal' if r.causal else 'bidirectional'}"
+                  + (" as inferred: no row puts weight on a later key" if r.architecture == "patterns" and r.causal else "") + f", {r.heads} heads)"),
         ("sample", _sample_line(r)),
         ("sink set", f"{r.sink['name']}: keys {r.sink['keys']}" + ("" if not r.causal or r.architecture == "patterns" else
                                                                      " (a BOS token is prepended)" if r.bos_prepended else " (no BOS token: key 0 is an ordinary token)")),

@@ -278,6 +278,15 @@ GATE_OFFSETS = (-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0)
 GATE_FILE = "gate_simulation.json"
 
 
+def __getattr__(name: str):
+    """``GATE_DISAGREEMENT`` and ``GATE_DISAGREEMENT_UPPER``: the committed simulation's largest disagreement between the
+    staged and ``--full`` gates, and the largest one-sided 95 % upper bound (the methods page names them)."""
+    fields = {"GATE_DISAGREEMENT": "largest_disagreement", "GATE_DISAGREEMENT_UPPER": "largest_disagreement_upper_95"}
+    if name not in fields:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return round(json.loads(data_file(GATE_FILE).read_text())[fields[name]], 4)
+
+
 def gate_verdicts(early, whole, bound: float, threshold: float = 0.075, margin: float = 0.0) -> tuple[bool, bool, bool]:
     """``--fail-above``'s verdict (True: failed) on one simulated audit, staged and ``--full``, from per-seed rates of the
     early look (``early``) and of the whole sample (``whole``); and whether the early look decided it.
