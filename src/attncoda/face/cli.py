@@ -159,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--patterns", nargs="+", metavar="FILE",
                         help="attention already saved, instead of a model: .npz or .safetensors files of [layer, head, query, key] or "
                              "[window, layer, head, query, key] probabilities, or a TransformerLens cache's blocks.{l}.attn.hook_pattern; "
-                             "each file is one independent sample (as a seed is)")
+                             "each distinct file is one independent sample (as a seed is; files with the same content count once)")
     aud.add_argument("--metric", default="js", help="cosine, js, euclidean, hellinger, fisher_rao, aitchison or content (default js)")
     aud.add_argument("--sink", help="first, bos, first4, cls, cls_sep, or key indices such as 0,1,2,3 (default: the model's default; key 0 for --patterns)")
     aud.add_argument("--seeds", type=non_negative, nargs="+", help=f"text samples (default {' '.join(map(str, SEEDS))}; with --model)")
