@@ -118,7 +118,7 @@ class AttentionMonitor:
         if clash:
             raise ValueError(f"tags name {', '.join(clash)}, which every record holds already; give tags other names (e.g. run, origin)")
         self.log, self.probe, self.every, self.sink = Path(log), probe, every, sink
-        writable_folder(self.log.parent, f"the monitor's log {self.log}:", "choose a log path in a folder you can write", ValueError)
+        writable_folder(self.log.parent, f"the monitor's log {self.log}", "choose a log path in a folder you can write", ValueError)
         if self.log.exists() and not self.log.is_file():
             raise ValueError(f"the monitor's log {self.log} is not a regular file; choose another log path")
         repair_log(self.log)  # a line a killed process cut short would glue itself to this monitor's first record

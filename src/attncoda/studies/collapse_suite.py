@@ -124,7 +124,8 @@ def monitored_training(run, options: Options = Options(), retrain: bool = False)
         observations = read_log(log)
     if log_intact(log) is not True:  # a finished log is sealed with its hash; one from before seals is adopted as it reads
         seal_log(log)
-    return folders, observations
+    # the suite's sink is always key 0: a record's "sink" (which logs from before it do not hold) stays out of the results
+    return folders, [{k: v for k, v in r.items() if k != "sink"} for r in observations]
 
 
 def trained_series(run, group: str, kind: str, options: Options = Options(), retrain: bool = False) -> Series:
