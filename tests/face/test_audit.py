@@ -158,11 +158,13 @@ def test_fail_above_gives_the_same_pass_or_fail_as_full(tiny_env, family, monkey
     low, high = full["reversal"]["interval"]
     rate = full["reversal"]["rate"]
     bounds = sorted({round(max(0.0, b), 4) for b in (0.0, low / 2, (low + rate) / 2, rate, (rate + high) / 2, 2 * high, high + 0.1)})
-    decided_early = 0
+    decided_early, rows = 0, []
     for bound in bounds:
         code_full, by_full = gate("--full", "--fail-above", str(bound))
         code, staged = gate("--fail-above", str(bound))
         assert (code, staged["ci"]["failed"]) == (code_full, by_full["ci"]["failed"]), (bound, staged["ci"], by_full["ci"])
         decided_early += staged["ci"]["look"] == 1
-        print(f"{family} bound {bound}: staged {staged['ci']['failed']} at look {staged['ci']['look']}, full {by_full['ci']['failed']}")
+        rows.append(f"{family} bound {bound}: staged failed={staged['ci']['failed']} at look {staged['ci']['look']}, full failed={by_full['ci']['failed']}")
+    with capsys.disabled():  # the grid, for the record of a run with -s
+        print("", *rows, sep="\n")
     assert any(b <= low for b in bounds) and any(b > high for b in bounds)

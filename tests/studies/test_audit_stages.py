@@ -128,6 +128,6 @@ def test_the_simulated_gates_disagree_at_most_5_percent():
     data = json.loads(audit_stages.data_file(audit_stages.GATE_FILE).read_text())
     assert len(data["cells"]) == len(audit_stages.GATE_SIMULATED) * len(audit_stages.GATE_OFFSETS)
     assert data["largest_disagreement"] == max(c["disagreement"] for c in data["cells"]) <= 1 - audit_stages.LEVEL
-    assert any(c["decided_at_look_1"] > 0.5 for c in data["cells"]), "the early look decided the gate somewhere"
+    assert any(c["decided_at_look_1"] > 0.25 for c in data["cells"]), "the early look decided the gate often somewhere"
     small = audit_stages.simulate_gate([(0.1, 0.1)], offsets=(0.0,), audits=3)
     assert small["cells"][0]["audits"] == 3 and 0 <= small["cells"][0]["disagreement"] <= 1
