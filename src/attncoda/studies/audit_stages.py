@@ -59,11 +59,13 @@ def stage_margin(windows: int) -> float:
     Raises ValueError in one line when the measurement is missing (an early look without its margin decides nothing)."""
     if windows == STAGES[-1]:
         return 0.0
+    from ..base.files import read_regular
+
     path = data_file(BIAS_FILE)
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(read_regular(path, "the margin's record", "restore it with git checkout", cap=1 << 20))
         margin = data["margin"][str(windows)]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         raise ValueError(f"{path} holds no margin for {windows} windows; run python -m attncoda.studies.audit_stages bias, "
                          "or pass --full") from None
     if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not math.isfinite(margin) or margin < 0:
