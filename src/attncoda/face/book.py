@@ -124,6 +124,34 @@ def write_colab_notebooks(stage: Path) -> Path | None:
     return folder
 
 
+def footer_text(version: dict) -> str:
+    """The line under every page: the package version and, from a clean tree, the commit the pages were built from,
+    and where the citation lives (``CITATION.cff``).
+
+    >>> footer_text({"attncoda": "0.1.0", "git_commit": "0123456789abcdef", "clean": True})
+    'attncoda 0.1.0, commit 0123456789ab. Cite it with CITATION.cff in the repository.'
+    >>> footer_text({"attncoda": "0.1.0", "git_commit": "0123456789abcdef", "clean": False})
+    'attncoda 0.1.0, built from uncommitted changes. Cite it with CITATION.cff in the repository.'
+    >>> footer_text({"attncoda": "0.1.0"})  # an install with no git checkout
+    'attncoda 0.1.0, commit unknown. Cite it with CITATION.cff in the repository.'
+    """
+    commit = version.get("git_commit")
+    built = f"commit {commit[:12]}" if commit and version.get("clean") else "built from uncommitted changes" if commit else "commit unknown"
+    return f"attncoda {version.get('attncoda') or 'unknown'}, {built}. Cite it with CITATION.cff in the repository."
+
+
+def write_footer(stage: Path) -> None:
+    """Put :func:`footer_text` in the staged ``_config.yml`` (``html.extra_footer``), so every page names the version
+    and commit its numbers come from."""
+    import json
+
+    from ..base.provenance import code_version
+
+    config = stage / "_config.yml"
+    line = f"  extra_footer: {json.dumps('<p>' + footer_text(code_version()) + '</p>')}\n"
+    config.write_text(config.read_text().replace("html:\n", "html:\n" + line, 1))
+
+
 def _jupyter_book() -> str:
     beside = Path(sys.executable).with_name("jupyter-book")
     found = str(beside) if beside.exists() else shutil.which("jupyter-book")
@@ -280,6 +308,7 @@ def build_book(profile: str = "full", run: bool = True, strict: bool = True, pre
     for chapter in CHAPTERS.values():
         fold_silent_cells(stage / "notebooks" / f"{chapter.notebook}.ipynb")
     write_colab_notebooks(stage)
+    write_footer(stage)
     command = [_jupyter_book(), "build", str(stage), "--path-output", str(build_dir().parent), "--builder", "html"]
     if strict:
         command += ["--warningiserror", "--keep-going"]
