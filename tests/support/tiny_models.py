@@ -112,6 +112,24 @@ def save_tiny_gguf(path: Path, block_count: int | None = None) -> Path:
     return Path(path)
 
 
+def save_tiny_learned_sink(folder: Path, sink: float = 3.0) -> Path:
+    """A tiny random GPT-OSS: learned per-head sink logits, all set to ``sink``; a sliding-window layer, then a full one."""
+    folder = Path(folder)
+    torch.manual_seed(0)
+    tokenizer = _tokenizer("llama")
+    cfg = tf.GptOssConfig(hidden_size=32, num_attention_heads=4, num_key_value_heads=2, head_dim=8, intermediate_size=32, num_hidden_layers=2,
+                          vocab_size=len(tokenizer), num_local_experts=4, num_experts_per_tok=2, max_position_embeddings=160, sliding_window=160,
+                          rope_parameters={"rope_type": "default", "rope_theta": 10000.0})
+    model = tf.AutoModelForCausalLM.from_config(cfg)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(getattr(m, "sinks", None), torch.Tensor):
+                m.sinks.fill_(sink)
+    tokenizer.save_pretrained(folder)
+    model.save_pretrained(folder)
+    return folder
+
+
 def save_tiny_masked_lm(folder: Path) -> Path:
     """A tiny random BERT with its masked-LM head (so it has a pseudo-perplexity)."""
     folder = Path(folder)

@@ -39,8 +39,9 @@ class AttentionMapAccumulator:
     recent keys are never stored as ``L × L`` masks: a row's recent keys are three diagonals, and the far keys are
     everything else it sees (a causal row sees nothing later, so its hidden keys weigh 0)."""
 
-    def __init__(self, layers: int, length: int, causal: bool, sink, chosen: bool = True):
+    def __init__(self, layers: int, length: int, causal: bool, sink, chosen: bool = True, virtual: int = 0):
         self.layers, self.length, self.causal, self.sink = layers, length, causal, tuple(sink)
+        self.virtual, self.learned_sum = virtual, 0.0  # a learned sink's part (part 0 of the scores) and the mass it took
         self.chosen = chosen  # whether to measure the chosen sink's row statistics (not needed for the signatures' own sink)
         self.offsets = range(RECENT) if causal else range(-(RECENT - 1), RECENT)  # key = query − d for d in offsets
         self.first_row = 1 if causal else 0
@@ -101,8 +102,11 @@ class AttentionMapAccumulator:
         block = (layer, heads.start, heads.stop, queries.start)
         first = self._windows.get(block, 0)  # the capture hands a batch's windows in consecutive slices (long windows)
         self._windows[block] = first + scores.shape[0]
-        self._add(layer, queries, torch.softmax(scores, dim=-1, dtype=torch.float32), scores if self.chosen else None,
-                  slice(first, first + scores.shape[0]))
+        p = torch.softmax(scores, dim=-1, dtype=torch.float32)
+        if self.virtual:  # the learned sink's part, then the keys' own mass (not renormalised)
+            self.learned_sum += float(p[..., : self.virtual].sum(dtype=torch.float64))
+            p = p[..., self.virtual :]
+        self._add(layer, queries, p, scores if self.chosen else None, slice(first, first + scores.shape[0]))
 
     def _add(self, layer: int, queries: slice, p, scores, windows: slice = slice(None)) -> None:
         import torch
@@ -164,6 +168,7 @@ class AttentionMapAccumulator:
             "tokens": [{"id": int(v), "token": n, "mean_attention": float(counted[v]), "occurrences": self.token_count[v]}
                        for v, n in zip(top_tokens, names(top_tokens))],
             "recent_keys": RECENT, "recent_mass": self.recent_sum / self.rows if self.rows else float("nan"),
+            **({"learned_sink_mass": self.learned_sum / self.rows if self.rows else float("nan")} if self.virtual else {}),
             "chosen_sink": None if not self.chosen else {"keys": list(self.sink), "row_sink_mass": float(self.layer_sums["sink_mass"].sum() / max(self.layer_rows.sum(), 1)),
                             "layers": {"entropy": layers["entropy"], "content_entropy": layers["content_entropy"]}},
         }
@@ -198,7 +203,7 @@ def attention_maps(model: str, seeds, n: int, length: int, sink, batch_size: int
     model allows it)."""
     from .cache import cache_or_compute
     from .corpus import text_windows
-    from .signatures import SignatureSpec, capture_into, sink_positions
+    from .signatures import SignatureSpec, capture_into, sink_positions, virtual_parts
 
     spec = SignatureSpec(n=n, length=length, batch_size=batch_size)
     sink = tuple(int(k) for k in sink)
@@ -213,8 +218,9 @@ def attention_maps(model: str, seeds, n: int, length: int, sink, batch_size: int
         from ..base.progress import Steps
 
         ids, layout = text_windows(loaded.processor, spec.n, spec.length, job, spec.corpus, spec.split)
-        own = sink_positions(loaded.info.default_sink, spec.length, len(layout.prefix), len(layout.suffix))
-        acc = AttentionMapAccumulator(loaded.info.layers, spec.length, loaded.info.causal, sink, chosen=tuple(own) != sink)
+        virtual = virtual_parts(loaded.info.default_sink)
+        own = sink_positions(loaded.info.default_sink, spec.length, len(layout.prefix), len(layout.suffix), virtual)
+        acc = AttentionMapAccumulator(loaded.info.layers, spec.length, loaded.info.causal, sink, chosen=tuple(own) != sink, virtual=virtual)
         batches = range(0, len(ids), spec.batch_size)
         steps = Steps(f"{loaded.info.name} seed {job}: where attention goes, batches of {spec.batch_size} windows", len(batches))
         capture, _ = capture_into(loaded.backbone, acc)
@@ -237,9 +243,12 @@ class MapCompanion:
         self.model, self.spec, self.sink_for = model, spec, sink_for
 
     def start(self, loaded, meta) -> AttentionMapAccumulator:
+        from .signatures import virtual_parts
+
         sink = tuple(int(k) for k in self.sink_for(meta))
         own = tuple(meta.sink_sets[meta.default_sink])
-        return AttentionMapAccumulator(loaded.info.layers, meta.length, loaded.info.causal, sink, chosen=own != sink)
+        return AttentionMapAccumulator(loaded.info.layers, meta.length, loaded.info.causal, sink, chosen=own != sink,
+                                       virtual=virtual_parts(meta.default_sink))
 
     def finish(self, loaded, meta, acc: AttentionMapAccumulator) -> None:
         path = _entry_path(self.model, self.spec, acc.sink, meta.seed, loaded.info.weights_sha256, loaded.info.default_sink)

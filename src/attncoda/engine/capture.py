@@ -95,8 +95,13 @@ def capture_attention(model, on_weights: Callable, logits: bool = True):
     when ``logits`` is False or the module computed no softmax of that shape.
     Raises CaptureError after the block if some attention module ran but returned no weights.
     """
+    if getattr(getattr(model, "config", None), "is_encoder_decoder", False):
+        raise CaptureError("encoder-decoder models are not covered: their cross-attention rows are not a sequence's own attention")
     ensure_eager(model)
     modules = attention_modules(model)
+    if any(torch.is_tensor(getattr(m, "sinks", None)) for _, m in modules):
+        raise CaptureError(f"{type(model).__name__} has learned attention sinks, and its eager weights drop the sink's part; "
+                           "measure it through attncoda.engine.score_capture.capture_scores, which keeps that part")
     produced = [0] * len(modules)
     called = [0] * len(modules)
     handles = []
@@ -128,13 +133,19 @@ def capture_attention(model, on_weights: Callable, logits: bool = True):
 
         return hook
 
-    def ask_for_weights(module, args, kwargs):
-        kwargs["output_attentions"] = True
-        return args, kwargs
+    def ask_for_weights(place: int):
+        def hook(module, args, kwargs):
+            if len(args) > place:  # passed by position (DeBERTa, SqueezeBERT): set it there, not twice
+                return (*args[:place], True, *args[place + 1 :]), kwargs
+            kwargs["output_attentions"] = True
+            return args, kwargs
+
+        return hook
 
     for i, (_, module) in enumerate(modules):
-        if "output_attentions" in inspect.signature(module.forward).parameters:
-            handles.append(module.register_forward_pre_hook(ask_for_weights, with_kwargs=True))
+        parameters = list(inspect.signature(module.forward).parameters)
+        if "output_attentions" in parameters:
+            handles.append(module.register_forward_pre_hook(ask_for_weights(parameters.index("output_attentions")), with_kwargs=True))
         handles.append(module.register_forward_pre_hook(enter, with_kwargs=True))
         handles.append(module.register_forward_hook(forward_hook(i), with_kwargs=True))
     try:

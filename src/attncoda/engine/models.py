@@ -42,7 +42,7 @@ class ModelInfo:
     causal: bool
     vision: bool
     weights_sha256: str  # or "hub:<commit>" for a Hub download
-    default_sink: str  # "first" or "cls_sep"
+    default_sink: str  # "first", "cls_sep", or "learned" (a learned sink logit, part 0 of every row)
     attention_window: int | None = None  # sliding-window length of local attention layers, if any
     notes: tuple[str, ...] = field(default_factory=tuple)
 
@@ -259,7 +259,7 @@ def conversion_holds(folder: Path, digest: str) -> bool:
     return True
 
 
-DTYPES = ("float32", "bfloat16", "float16")
+LOAD_DTYPES = ("float32", "bfloat16", "float16")
 DTYPE_ENV, DEVICE_MAP_ENV = "ATTNCODA_DTYPE", "ATTNCODA_DEVICE_MAP"
 """For large models on a GPU machine: ``$ATTNCODA_DTYPE=bfloat16`` and ``$ATTNCODA_DEVICE_MAP=auto`` (accelerate places
 the layers). ``attncoda run/book --dtype --device-map`` set them. The default is float32 on the CPU."""
@@ -274,8 +274,8 @@ def loaded_identity(weights_sha256: str) -> str:
 def load_options() -> tuple[str, str | None]:
     """``(dtype, device_map)`` asked for through the environment (ModelError in one line for a bad value)."""
     dtype = os.environ.get(DTYPE_ENV, "float32")
-    if dtype not in DTYPES:
-        raise ModelError(f"{DTYPE_ENV}={dtype!r} is not a dtype this project loads; use one of {', '.join(DTYPES)}")
+    if dtype not in LOAD_DTYPES:
+        raise ModelError(f"{DTYPE_ENV}={dtype!r} is not a dtype this project loads; use one of {', '.join(LOAD_DTYPES)}")
     device_map = os.environ.get(DEVICE_MAP_ENV) or None
     if device_map:
         check_device_map(device_map)
@@ -314,7 +314,7 @@ def _from_pretrained(target: str, causal_hint: bool | None, revision: str | None
     check_dimensions(config.to_dict(), f"{target} (config)")  # before any layer is built: a Hub or converted config too
     model_type = config.model_type
     vision = model_type in VISION_TYPES
-    causal = model_type not in ENCODER_TYPES if causal_hint is None else causal_hint
+    causal = not is_encoder(model_type, config) if causal_hint is None else causal_hint
     if vision:
         processor = tf.AutoImageProcessor.from_pretrained(target, **common)
         model, info = tf.AutoModel.from_pretrained(target, output_loading_info=True, **kwargs)
@@ -435,9 +435,27 @@ def _count(config, *names) -> int:
     raise ModelError(f"cannot read {names[0]} from the model's config")
 
 
+LEARNED_SINK_TYPES = {"gpt_oss", "deepseek_v4", "granite_swa", "granitemoe_swa", "hy_v4", "hy_v4_vl", "mimo_v2_flash", "flint",
+                      "openai_privacy_filter"}
+"""Model types whose attention adds a learned per-head sink logit to the softmax (``s_aux``): the families of the
+pinned transformers that pass it (``tests/engine/test_families.py`` reads them from its modeling files)."""
+
+
+def is_encoder(model_type: str, config=None) -> bool:
+    """Whether a model type attends both ways: a listed encoder (:data:`ENCODER_TYPES`) or a family with a masked-LM
+    head in transformers' auto mapping, unless its config says it is a decoder (BERT built as a causal LM)."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_NAMES
+
+    listed = model_type in ENCODER_TYPES or model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES
+    return listed and not getattr(config, "is_decoder", False)
+
+
 def default_sink(model_type: str) -> str:
-    """The sink set a model gets by default: [CLS] and every [SEP] for text encoders, the first key otherwise."""
-    return "cls_sep" if model_type in ENCODER_TYPES and model_type not in VISION_TYPES else "first"
+    """The sink set a model gets by default: the learned sink for models that have one, [CLS] and every [SEP] for text
+    encoders, the first key otherwise."""
+    if model_type in LEARNED_SINK_TYPES:
+        return "learned"
+    return "cls_sep" if is_encoder(model_type) and model_type not in VISION_TYPES else "first"
 
 
 def attention_window(config) -> int | None:

@@ -153,7 +153,12 @@ def signatures_from_patterns(patterns, model: str = "patterns", sink=None, causa
     for i, layer in enumerate(layers):  # every layer, not only the first: a damaged later layer is as wrong
         if np.any(~np.isfinite(layer)) or np.any(layer < 0):
             raise ValueError(f"layer {i}'s attention patterns must be finite and non-negative (probabilities, not scores)")
-        if not np.allclose(layer.sum(axis=-1), 1.0, atol=ROW_SUM_TOLERANCE[low]):
+        sums = layer.sum(axis=-1)
+        if not np.allclose(sums, 1.0, atol=ROW_SUM_TOLERANCE[low]):
+            if np.all(sums <= 1.0 + ROW_SUM_TOLERANCE[low]):
+                raise ValueError(f"layer {i}'s attention rows sum to less than 1 (as low as {float(sums.min()):.3g}): a model with learned "
+                                 "sinks (GPT-OSS) drops the sink's part from its weights, and the rows that are left are not compositions; "
+                                 "measure such a model with --model, which keeps that part")
             raise ValueError(f"layer {i}'s attention rows must sum to 1 (pass the softmax output, not the scores)")
     causal = _is_causal(layers[0]) if causal is None else causal
     if causal:

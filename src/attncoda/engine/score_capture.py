@@ -20,6 +20,12 @@ Which architectures: those whose attention modules call the interface (transform
 and that use no logit soft-capping (sdpa has none). :func:`score_path_reason` says why another model is not covered;
 such a model (MPNet, with its relative position bias added inside its own attention module, or Gemma 2, which caps its
 logits) keeps the eager path of :mod:`attncoda.engine.capture`.
+
+Learned sinks (GPT-OSS and its kin): the layer hands the interface a per-head logit ``s_aux``, which the softmax takes
+as one more column and which is dropped before the value product, so the rows over the keys sum to less than 1. sdpa
+has no such column, so for these layers the output comes from the model family's own ``eager_attention_forward``, and
+the scores handed on carry ``s_aux`` as part 0, before key 0: each row is then a composition of ``1 + K`` parts that
+sums to 1, and the learned sink is a part of it (sink set ``learned``).
 """
 
 from __future__ import annotations
@@ -57,6 +63,13 @@ def score_path_reason(model) -> str | None:
         return f"{type(model).__name__} soft-caps its attention logits, which sdpa cannot"
     if getattr(config, "is_encoder_decoder", False):
         return "encoder-decoder models are not covered"
+    try:
+        sinks = {_has_sink(m) for _, m in attention_modules(model)}
+    except CaptureError as err:
+        return str(err)
+    if len(sinks) > 1:
+        return (f"{type(model).__name__} has a learned sink in some attention layers and none in others, so its rows' parts differ "
+                "from layer to layer")
     return None
 
 
@@ -134,17 +147,67 @@ def _causal_additive(queries: int, keys: int, dtype, device) -> torch.Tensor:
     return _CAUSAL[key]
 
 
+def learned_sinks(model) -> bool:
+    """Whether the attention modules of ``model`` hold learned sinks: a per-head ``sinks`` tensor that the softmax
+    takes as a column of its own (GPT-OSS and its kin)."""
+    return any(_has_sink(m) for _, m in attention_modules(model))
+
+
+def _has_sink(module) -> bool:
+    return torch.is_tensor(getattr(module, "sinks", None))
+
+
+def _family_eager(module):
+    """The ``eager_attention_forward`` of the modeling file that defines ``module``'s class: the model's own attention
+    arithmetic, learned sink included."""
+    import sys
+
+    own = getattr(sys.modules.get(type(module).__module__), "eager_attention_forward", None)
+    if own is None:
+        raise CaptureError(f"{type(module).__name__} passes a learned sink, and its modeling file has no eager_attention_forward to compute it with")
+    return own
+
+
+def _additive_mask(mask, query, key, causal: bool):
+    """The mask an eager attention function adds to its scores: sdpa's boolean mask (True where a key is seen) as
+    ``0 / finfo.min``, or, where sdpa's mask was skipped for ``is_causal``, the causal triangle itself."""
+    low = torch.finfo(query.dtype).min
+    if mask is None:
+        if not causal or query.shape[2] == 1:
+            return None
+        return _causal_additive(query.shape[2], key.shape[2], query.dtype, query.device).clamp(min=low)[None, None]
+    if mask.dtype == torch.bool:
+        return torch.zeros(mask.shape, dtype=query.dtype, device=mask.device).masked_fill_(~mask, low)
+    return mask
+
+
+def _with_sink(z: torch.Tensor, sink: torch.Tensor, heads: slice) -> torch.Tensor:
+    """The scores ``(windows, heads, rows, keys)`` with the learned sink logits of ``heads`` as part 0."""
+    column = sink[heads].to(torch.float32).reshape(1, -1, 1, 1).expand(z.shape[0], -1, z.shape[2], 1)
+    return torch.cat([column, z], dim=-1)
+
+
 def _attention(module, query, key, value, attention_mask, dropout: float = 0.0, scaling: float | None = None, **kwargs):
-    """The registered attention function: sdpa's output, and the scores handed on in chunks of heads."""
+    """The registered attention function: sdpa's output (the family's own eager output when a learned sink is passed),
+    and the scores handed on in chunks of heads."""
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
-    output, _ = sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, **kwargs)
+    sink = kwargs.get("s_aux")
+    if sink is None:
+        output, _ = sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, **kwargs)
+    else:
+        additive = _additive_mask(attention_mask, query, key, bool(kwargs.get("is_causal", getattr(module, "is_causal", False))))
+        output, _ = _family_eager(module)(module, query, key, value, additive, dropout=dropout,
+                                          scaling=scaling if scaling is not None else query.shape[-1] ** -0.5, **kwargs)
     state = _active.get("state")
     if state is None:
         return output, None
     layer = state["layers"].get(id(module))
     if layer is None:
         return output, None
+    if (sink is not None) != state["learned"]:
+        raise CaptureError(f"{type(module).__name__} {'passes' if sink is not None else 'does not pass'} a learned sink to the attention "
+                           "interface, against what its model's modules declare; attncoda cannot tell its rows' parts")
     state["called"][layer] += 1
     scaling = scaling if scaling is not None else query.shape[-1] ** -0.5
     causal = bool(kwargs.get("is_causal", getattr(module, "is_causal", False)))
@@ -154,6 +217,8 @@ def _attention(module, query, key, value, attention_mask, dropout: float = 0.0, 
         mask = attention_mask[windows] if attention_mask is not None and attention_mask.shape[0] > 1 else attention_mask
         z = _scores(q_heads, k_heads, windows, heads, rows, scaling, mask, causal,
                     bias[windows] if bias is not None and bias.shape[0] > 1 else bias)
+        if sink is not None:
+            z = _with_sink(z, sink, heads)
         state["on_scores"](layer, heads, rows, z)
         del z
     return output, None
@@ -174,7 +239,8 @@ def capture_scores(model, on_scores: Callable):
     query positions, ``scores`` their float32 ``(windows, len(heads), len(queries), keys)`` softmax input, ``−inf`` where
     a key is hidden. ``keys`` is every key, or for a causal layer the ``queries.stop + K − Q`` keys its rows can see
     (the rest are hidden). ``windows`` is the whole batch, or consecutive slices of it (:data:`CHUNK_BYTES`), so
-    ``on_scores`` must sum over windows and query blocks rather than expect each batch whole.
+    ``on_scores`` must sum over windows and query blocks rather than expect each batch whole. A model with learned
+    sinks (:func:`learned_sinks`) hands ``1 + keys`` parts: its sink logit first, then the keys.
 
     Raises CaptureError up front when the architecture is not covered (:func:`score_path_reason`), and after the block
     when some attention layer ran without calling the function. The model's attention implementation is restored on
@@ -189,7 +255,8 @@ def capture_scores(model, on_scores: Callable):
     modules = attention_modules(model)
     previous = getattr(model.config, "_attn_implementation", "eager")
     model.set_attn_implementation(IMPLEMENTATION)
-    state = {"on_scores": on_scores, "layers": {id(m): i for i, (_, m) in enumerate(modules)}, "called": [0] * len(modules)}
+    state = {"on_scores": on_scores, "layers": {id(m): i for i, (_, m) in enumerate(modules)}, "called": [0] * len(modules),
+             "learned": learned_sinks(model)}
     _active["state"] = state
     try:
         yield [n for n, _ in modules]

@@ -49,21 +49,28 @@ relative. Scores reach the accumulator in blocks of queries; a causal block of a
 ``score_capture.CAUSAL_BLOCKS_FROM`` queries) stops at the keys its rows can see."""
 
 SINK_SETS = {
+    "learned": "the learned sink (a per-head logit the softmax adds as a part of its own, part 0 of a row)",
     "first": "key 0 (the first token)",
     "first4": "keys 0-3 (the first four tokens)",
     "cls_sep": "[CLS] and every [SEP]",
     "cls": "[CLS] alone",
 }
-ALTERNATIVE_SINK = {"first": "first4", "cls_sep": "cls", "given": "first4"}
+ALTERNATIVE_SINK = {"learned": "first", "first": "first4", "cls_sep": "cls", "given": "first4"}
 """The alternative sink definition Table 8 compares each default against."""
 
 
-def sink_positions(kind: str, length: int, prefix: int = 0, suffix: int = 0) -> tuple[int, ...]:
-    """Key indices of a sink set for a window of ``length`` positions.
+def virtual_parts(default_sink: str) -> int:
+    """How many parts a row holds before its first key: 1 for a model with a learned sink (default sink set
+    ``learned``), whose softmax adds a per-head logit as a column of its own, else 0."""
+    return 1 if default_sink == "learned" else 0
 
-    ``first``: key 0. ``first4``: keys 0-3. ``cls_sep`` (windows with a suffix,
-    the encoders): [CLS] (key 0) and every [SEP] (the last ``suffix`` keys).
-    ``cls``: [CLS] alone.
+
+def sink_positions(kind: str, length: int, prefix: int = 0, suffix: int = 0, virtual: int = 0) -> tuple[int, ...]:
+    """Part indices of a sink set for a window of ``length`` positions, in a row of ``virtual + length`` parts whose
+    first ``virtual`` parts are learned sinks (key ``j`` is part ``virtual + j``).
+
+    ``learned``: part 0, the learned sink (``virtual`` = 1). ``first``: key 0. ``first4``: keys 0-3. ``cls_sep``
+    (windows with a suffix, the encoders): [CLS] (key 0) and every [SEP] (the last ``suffix`` keys). ``cls``: [CLS] alone.
 
     Examples
     --------
@@ -71,22 +78,33 @@ def sink_positions(kind: str, length: int, prefix: int = 0, suffix: int = 0) -> 
     (0, 127)
     >>> sink_positions("first4", 128)
     (0, 1, 2, 3)
+    >>> sink_positions("learned", 128, virtual=1), sink_positions("first", 128, virtual=1)
+    ((0,), (1,))
     """
-    if kind in ("first", "cls"):
+    if kind == "learned":
+        if virtual < 1:
+            raise ValueError("the sink set 'learned' needs a model with learned attention sinks (GPT-OSS and its kin); this one has none "
+                             "(use 'first')")
         return (0,)
-    if kind == "first4":
-        return (0, 1, 2, 3)
-    if kind == "cls_sep":
+    if kind in ("first", "cls"):
+        keys: tuple[int, ...] = (0,)
+    elif kind == "first4":
+        keys = (0, 1, 2, 3)
+    elif kind == "cls_sep":
         if suffix < 1:
             raise ValueError("the sink set cls_sep needs windows that end in [SEP], and this model's tokenizer closes a text with none "
                              "(use 'first')")
-        return (0, *range(length - suffix, length))
-    raise ValueError(f"unknown sink set {kind!r}; use one of {', '.join(SINK_SETS)}")
+        keys = (0, *range(length - suffix, length))
+    else:
+        raise ValueError(f"unknown sink set {kind!r}; use one of {', '.join(SINK_SETS)}")
+    return tuple(virtual + k for k in keys)
 
 
 def sink_sets_for(default: str, length: int, prefix: int, suffix: int) -> dict[str, list[int]]:
-    """The default sink set of a model and the alternative Table 8 compares it with."""
-    return {k: list(sink_positions(k, length, prefix, suffix)) for k in (default, ALTERNATIVE_SINK[default])}
+    """The default sink set of a model and the alternative Table 8 compares it with, as part indices
+    (:func:`sink_positions`, with the model's :func:`virtual_parts`)."""
+    virtual = virtual_parts(default)
+    return {k: list(sink_positions(k, length, prefix, suffix, virtual)) for k in (default, ALTERNATIVE_SINK[default])}
 
 
 KEY_FIELDS = ("model", "weights_sha256", "default_sink", "corpus", "split", "n", "length", "seed", "batch_size", "eps_values", "protocol")
@@ -132,7 +150,8 @@ class SignatureMeta(WindowedMeta):
 
 @dataclass
 class Signatures:
-    """Signatures and row statistics of one model on one sample; arrays are ``(layers, heads, L)``."""
+    """Signatures and row statistics of one model on one sample: signatures ``(layers, heads, P)`` over a row's parts
+    (``P = L``, or ``L + 1`` with a learned sink as part 0), row statistics ``(layers, heads, L)`` over query rows."""
 
     meta: SignatureMeta
     aitchison: dict[float, np.ndarray]
@@ -201,18 +220,21 @@ class SignatureAccumulator:
     torch_reductions = False
     """Reduce scores with torch even on the CPU (the branch scores on a GPU take; tests hold the two branches together)."""
 
-    def __init__(self, layers: int, heads: int, length: int, causal: bool, sink: tuple[int, ...], eps_values=EPS_SWEEP, stats_eps: float = DEFAULT_EPS):
+    def __init__(self, layers: int, heads: int, length: int, causal: bool, sink: tuple[int, ...], eps_values=EPS_SWEEP, stats_eps: float = DEFAULT_EPS,
+                 virtual: int = 0):
         self.causal, self.eps_values, self.stats_eps = causal, tuple(eps_values), stats_eps
-        self.sink = tuple(int(j) % length for j in sink)  # key positions, counted from the window's start
-        shape = (layers, heads, length)
+        self.length, self.virtual = length, virtual  # queries per window; learned-sink parts before key 0 (virtual_parts)
+        self.parts = length + virtual
+        self.sink = tuple(int(j) % self.parts for j in sink)  # part indices: the learned sink first, then keys from the window's start
+        shape = (layers, heads, self.parts)
         self.log_sums = {e: np.zeros(shape) for e in self.eps_values}
         self.logit_sums = np.zeros(shape)
         self.sums = np.zeros(shape)
         self.rows = np.zeros(layers, dtype=np.int64)
         self.logit_rows = np.zeros(layers, dtype=np.int64)
         self.zeros = 0
-        self.stat_sums = {s: np.zeros(shape) for s in STATISTICS}
-        self.stat_counts = {s: np.zeros(shape) for s in STATISTICS}
+        self.stat_sums = {s: np.zeros((layers, heads, length)) for s in STATISTICS}
+        self.stat_counts = {s: np.zeros((layers, heads, length)) for s in STATISTICS}
 
     def _picked(self, maps: np.ndarray) -> np.ndarray:
         """The rows a signature averages, as ``(rows, heads, L)``: the last query (causal) or every query (encoders)."""
@@ -254,7 +276,7 @@ class SignatureAccumulator:
 
         from .device_rowstats import row_statistics_torch
 
-        length = self.sums.shape[-1]
+        length = self.length
         queries = slice(*queries.indices(length))
         self._check_block(queries, scores.shape)
         sink = tuple(j for j in self.sink if j < scores.shape[-1])  # a causal block's rows cannot see a later sink key
@@ -277,15 +299,18 @@ class SignatureAccumulator:
         self._add_stats(layer, heads, stats, queries)
 
     def _check_block(self, queries: slice, shape) -> None:
-        length = self.sums.shape[-1]
+        length, parts = self.length, self.parts
         keys = shape[-1]
-        expected = queries.stop if self.causal and keys < length else length
+        expected = queries.stop + self.virtual if self.causal and keys < parts else parts
         if shape[-2] != queries.stop - queries.start or keys != expected:
-            raise ValueError(f"expected scores of queries {queries.start}..{queries.stop - 1} over {expected} keys of a "
+            learned = f" (the learned sink and {expected - self.virtual} keys)" if self.virtual else ""
+            raise ValueError(f"expected scores of queries {queries.start}..{queries.stop - 1} over {expected} parts{learned} of a "
                              f"{length}-token window, got {tuple(shape[-2:])}")
 
     def _check_shape(self, shape) -> None:
-        length = self.sums.shape[-1]
+        if self.virtual:
+            raise ValueError("a model with learned sinks is measured from its scores (capture_scores); its eager weights drop the sink part")
+        length = self.length
         if shape[-1] != length or shape[-2] != length:
             raise ValueError(f"expected {length}×{length} attention maps, got {tuple(shape[-2:])}")
 
@@ -480,7 +505,8 @@ def compute_spec(loaded, spec: SignatureSpec, seed: int = 0, progress: bool = Fa
         corpus_name = spec.corpus
     default = info.default_sink
     sink_sets = sink_sets_for(default, length, prefix, suffix)
-    acc = SignatureAccumulator(info.layers, info.heads, length, info.causal, tuple(sink_sets[default]), spec.eps_values)
+    acc = SignatureAccumulator(info.layers, info.heads, length, info.causal, tuple(sink_sets[default]), spec.eps_values,
+                               virtual=virtual_parts(default))
     backbone = loaded.backbone
     score_path = score_path_reason(backbone) is None
     meta = SignatureMeta(
@@ -498,6 +524,9 @@ def compute_spec(loaded, spec: SignatureSpec, seed: int = 0, progress: bool = Fa
 
         chunks = tqdm(chunks, desc=f"signatures {visible(info.name)}", unit="batch")  # a folder name may hold a newline or an escape
     steps = Steps(f"{info.name} seed {seed}: signatures, batches of {batch_size} windows", len(range(0, batches_in.shape[0], batch_size)))
+    from .capture_check import check_capture
+
+    check_capture(loaded, batches_in[:1])  # once per model: the capture path's forward is the model's own
     capture, _ = capture_into(backbone, acc, extra)
     with torch.inference_mode(), capture:
         for done, start in enumerate(chunks, 1):
@@ -524,10 +553,13 @@ def capture_into(backbone, acc, extra=None):
     """The capture that feeds ``acc`` (and ``extra``, when given, first: it must leave the tensors as it found them)
     during a forward pass of ``backbone``, and whether it is the score path: scores beside sdpa where the model's
     attention allows it, its eager weights otherwise."""
-    from .capture import capture_attention
-    from .score_capture import capture_scores, score_path_reason
+    from .capture import CaptureError, capture_attention
+    from .score_capture import capture_scores, learned_sinks, score_path_reason
 
-    score_path = score_path_reason(backbone) is None
+    reason = score_path_reason(backbone)
+    score_path = reason is None
+    if not score_path and learned_sinks(backbone):
+        raise CaptureError(f"{reason}; and its eager weights drop the learned sink's part, so no capture keeps its rows whole")
     name = "update_scores" if score_path else "update"
     feeds = [getattr(a, name) for a in (extra, acc) if a is not None]
 

@@ -86,28 +86,30 @@ def sink_keys(text: str, length: int) -> tuple[int, ...]:
 
 
 def parse_sink(text: str | None, sig) -> tuple[str, tuple[int, ...]]:
-    """A sink set named on the command line: ``first``, ``bos``, ``cls_sep``, ``first4``, ``cls`` or key indices ``0,1,2,3``,
-    resolved against a model's signatures (or their meta alone, before the forward pass).
+    """A sink set named on the command line: ``first``, ``bos``, ``cls_sep``, ``first4``, ``cls``, ``learned`` or key indices
+    ``0,1,2,3``, resolved against a model's signatures (or their meta alone, before the forward pass), as part indices:
+    with a learned sink (part 0), key ``j`` is part ``j + 1``.
 
     ``None`` is the model's default. ``bos`` is key 0, and only when the tokenizer prepended a BOS token.
     """
+    from ..engine.signatures import sink_positions, virtual_parts
+
     meta = getattr(sig, "meta", sig)
+    virtual = virtual_parts(meta.default_sink)  # a learned sink is part 0, and key j is part j + 1
     if text is None:
         return meta.default_sink, tuple(meta.sink_sets[meta.default_sink])
     if text == "bos":
         if not meta.layout.bos_prepended:
             raise ValueError("this model's tokenizer prepends no BOS token, so there is no BOS sink; use --sink first (key 0 is an ordinary token)")
-        return "bos", (0,)
+        return "bos", (virtual,)
     if text == "cls" and meta.causal:
         raise ValueError("a causal model's windows open with no [CLS] token, so there is no [CLS] sink; use --sink first "
                          "(key 0, whatever token it holds)")
     if text in meta.sink_sets:
         return text, tuple(meta.sink_sets[text])
-    from ..engine.signatures import sink_positions
-
-    if text in ("first", "first4", "cls", "cls_sep"):
-        return text, sink_positions(text, meta.length, meta.layout.prefix_tokens, meta.layout.suffix_tokens)
-    return "keys " + text, sink_keys(text, meta.length)
+    if text in ("first", "first4", "cls", "cls_sep", "learned"):
+        return text, sink_positions(text, meta.length, meta.layout.prefix_tokens, meta.layout.suffix_tokens, virtual)
+    return "keys " + text, tuple(virtual + k for k in sink_keys(text, meta.length))
 
 
 def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
@@ -196,6 +198,7 @@ class AuditReport:
     length_note: str | None = None  # at L other than the calibration's: whether the predictor's domain covers it
     too_few: str | None = None  # why the sample cannot decide: fewer distinct head triples than an interval needs
     copies: list | None = None  # --patterns files whose content repeats another's, counted once: [{"file", "copy_of"}]
+    learned_sink_mass: float | None = None  # a model with a learned sink: the mean mass of that part in every row
 
     def to_json(self) -> dict:
         out = asdict(self)
@@ -282,7 +285,7 @@ def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_
         if per_seed[0]["distinct_triples"] < per_seed[0]["drawn_triples"]:
             interval_kind += f"; each of the {per_seed[0]['distinct_triples']:,} distinct triples drawn counted once"
     s_sig = float(np.mean([s["signature_sink_mass"] for s in per_seed]))
-    facts = {"causal": bool(first.meta.causal), "sink_size": len(keys), "length": int(first.shape[-1])}
+    facts = {"causal": bool(first.meta.causal), "sink_size": len(keys), "length": int(first.shape[-1])}  # a row's parts
     prediction = None
     if curves is not None and spec is not None and m.name in spec["metrics"]:
         pred = predictor.predict(curves, spec, s_sig, facts)
@@ -290,7 +293,7 @@ def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_
                                 abs(100 * (mean - pred["predicted"][m.name])) <= spec["tolerance_points"])
     report = AuditReport(
         model=first.meta.model, architecture=first.meta.model_info["architecture"], causal=facts["causal"],
-        heads=int(np.prod(first.shape[:2])), length=facts["length"], windows_per_seed=first.meta.n, seeds=[s["seed"] for s in per_seed],
+        heads=int(np.prod(first.shape[:2])), length=int(first.meta.length), windows_per_seed=first.meta.n, seeds=[s["seed"] for s in per_seed],
         signature_kind=first.default_kind, metric=m.name, metric_label=m.label, sink={"name": sink_name, "keys": list(keys)},
         bos_prepended=bool(first.meta.layout.bos_prepended), top_keys=maps[0]["positions"] if maps else sink_location(first),
         row_sink_mass=float(np.mean([s["row_sink_mass"] for s in per_seed])), signature_sink_mass=s_sig,
@@ -307,7 +310,9 @@ def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_
         report = replace(report, advice="undecided", too_few=(f"the model has {len(rows)} heads, so only {possible} distinct head triples, fewer "
                                                               f"than the {MIN_TRIPLES} an interval needs; drawing them again adds no evidence"))
     if maps:
+        learned = [m["learned_sink_mass"] for m in maps if "learned_sink_mass" in m]
         report = replace(report, top_tokens=maps[0]["tokens"], recent_mass=float(np.mean([m["recent_mass"] for m in maps])),
+                         learned_sink_mass=float(np.mean(learned)) if learned else None,
                          where_from="every row of every layer and head, seed " + str(first.meta.seed) + f"'s windows; keys within {maps[0]['recent_keys']} "
                          "positions of the query set apart")
     return replace(report, recommendation=recommend(report))
@@ -453,6 +458,16 @@ def strict_json(report: dict) -> dict:
     return cleaned
 
 
+def _sink_line(r: AuditReport) -> str:
+    """The sink set and, for a model with a learned sink, that each row holds it as part 0 before the window's keys."""
+    if r.sink["name"] == "learned":
+        return ("learned: the model's learned sink logit, part 0 of each row (a row holds it and the keys it sees, and sums to 1 "
+                "with it; key j is part j + 1)")
+    learned = "; parts counted with the learned sink as part 0" if r.learned_sink_mass is not None else ""
+    return (f"{r.sink['name']}: keys {r.sink['keys']}" + learned + ("" if not r.causal or r.architecture == "patterns" else
+            " (a BOS token is prepended)" if r.bos_prepended else " (no BOS token: key 0 is an ordinary token)"))
+
+
 def _sample_line(r: AuditReport) -> str:
     """What the report was made from: windows per seed of a model's text, or the windows of saved pattern files."""
     if r.architecture == "patterns":
@@ -497,9 +512,8 @@ def render(r: AuditReport, fmt: str = "text") -> str:
         ("model", f"{model} ({r.architecture}, {'causal' if r.causal else 'bidirectional'}"
                   + (" as inferred: no row puts weight on a later key" if r.architecture == "patterns" and r.causal else "") + f", {r.heads} heads)"),
         ("sample", _sample_line(r)),
-        ("sink set", f"{r.sink['name']}: keys {r.sink['keys']}" + ("" if not r.causal or r.architecture == "patterns" else
-                                                                     " (a BOS token is prepended)" if r.bos_prepended else " (no BOS token: key 0 is an ordinary token)")),
-        ("where attention goes", top),
+        ("sink set", _sink_line(r)),
+        ("where attention goes", (f"the learned sink: {r.learned_sink_mass:.3f}; " if r.learned_sink_mass is not None else "") + top),
         ("by token", tokens + (f"; the most recent keys take {r.recent_mass:.3f} of a row on average" if r.recent_mass is not None else "")),
         ("sink mass", f"rows {r.row_sink_mass:.3f}; signatures {r.signature_sink_mass:.3f}"),
         (f"reversal ({r.metric_label})", (f"{r.reversal.estimate}: " if r.reversal.estimate else "") + f"{100 * r.reversal.rate:.1f} % of closer-head verdicts flip ({100 * r.reversal.level:g} % interval {100 * lo:.1f}-{100 * hi:.1f} %; {r.reversal.interval_kind})"),

@@ -1,0 +1,68 @@
+"""The capture's check against the model's own forward pass (engine/capture_check.py): every tiny family and the
+default models pass, a capture that computes one layer differently is refused in one line."""
+
+import pytest
+
+from attncoda.engine import capture_check, score_capture
+from attncoda.engine.capture import CaptureError
+from attncoda.engine.models import load_model
+from attncoda.engine.signatures import compute
+from tiny_models import FAMILIES, save_tiny, save_tiny_gguf, save_tiny_learned_sink, tiny_inputs
+
+
+def _window(loaded):
+    inputs = tiny_inputs(loaded, n=1)
+    return inputs.get("input_ids", inputs.get("pixel_values"))
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_the_capture_equals_the_forward_on_each_tiny_family(family, tmp_path):
+    loaded = load_model(str(save_tiny(family, tmp_path / family)))
+    found = capture_check.compare(loaded, _window(loaded))
+    print(family, found.largest)
+    assert found.passed and found.largest < 1e-5 and found.first_layer is None
+
+
+@pytest.mark.parametrize("build", [save_tiny_learned_sink, save_tiny_gguf])
+def test_the_capture_equals_the_forward_with_a_learned_sink_and_from_a_gguf_file(build, tmp_path):
+    target = build(tmp_path / ("model.gguf" if build is save_tiny_gguf else "model"))
+    loaded = load_model(str(target))
+    found = capture_check.compare(loaded, _window(loaded))
+    assert found.passed and found.largest < 1e-5
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m", "qwen2.5-coder-0.5b"])
+def test_the_capture_equals_the_forward_on_each_default_model(name):
+    from attncoda.engine import registry
+
+    if not registry.REGISTRY[name].installed():
+        pytest.skip(f"{name} is not installed here (make models)")
+    loaded = load_model(name)
+    found = capture_check.compare(loaded, _window(loaded))
+    print(name, found.largest)
+    assert found.passed and found.first_layer is None
+
+
+def test_a_capture_that_changes_a_layer_is_refused(tmp_path, monkeypatch):
+    """One attention layer computed differently under the capture (its output scaled by 1.1): the check stops the run
+    and names that layer; nothing is remembered, so the next run asks again."""
+    monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "cache"))
+    loaded = load_model(str(save_tiny("llama", tmp_path / "llama")))
+    real = score_capture._attention
+
+    def changed(module, *args, **kwargs):
+        output, weights = real(module, *args, **kwargs)
+        return (output * 1.1 if module.layer_idx == 1 else output), weights
+
+    monkeypatch.setattr(score_capture, "_attention", changed)
+    window = _window(loaded)
+    with pytest.raises(CaptureError, match=r"differs from the model's own by 0\.\d+ .*from attention layer 1 \(layers\.1\.self_attn\)") as err:
+        capture_check.check_capture(loaded, window)
+    assert "\n" not in str(err.value)
+    assert not (tmp_path / "cache" / "capture_checks").exists()
+    with pytest.raises(CaptureError):
+        compute(loaded, n=2, length=16, seed=0)
+    monkeypatch.setattr(score_capture, "_attention", real)
+    assert capture_check.check_capture(loaded, window).passed
+    assert capture_check.check_capture(loaded, window) is None  # remembered under the weights' identity
