@@ -17,7 +17,7 @@ def tiny(tmp_path_factory):
     return tiny_family_folders(tmp_path_factory.mktemp("tiny"))
 
 
-@pytest.mark.parametrize("dtype", ppl.DTYPES)
+@pytest.mark.parametrize("dtype", ppl.PERPLEXITY_DTYPES)
 @pytest.mark.parametrize("family", ["gpt_neox", "llama"])
 def test_a_windows_score_does_not_depend_on_its_batch(tiny, tmp_path, monkeypatch, family, dtype):
     monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "cache"))

@@ -36,3 +36,9 @@ SUITE_STEPS = 3500
 """Training steps of each model of the collapse chapter's optional natural-text suite."""
 SUITE_BUDGET_MINUTES = 15
 """The most the collapse chapter's ladder and its control may take to train, together, on the 2-core machine the book is built on."""
+
+
+PERPLEXITY_DTYPES = ("bfloat16", "float32")
+"""Precisions of the perplexity forward pass (the pruning chapter's ``dtype``): ``bfloat16`` under ``torch.autocast``
+(3–6× faster matrix products on CPUs with AMX), or plain ``float32``. Not the dtypes a model is loaded in
+(:data:`attncoda.engine.models.LOAD_DTYPES`)."""

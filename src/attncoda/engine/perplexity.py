@@ -31,13 +31,11 @@ import numpy as np
 
 from ..base.files import atomic_write_json
 from ..base.paths import cache_dir, slug
+from ..base.protocol import PERPLEXITY_DTYPES
 from .ablation import ablate_heads
 from .bf16_products import bf16_products, products_path
 
 PROTOCOL = "ppl-2"
-DTYPES = ("bfloat16", "float32")
-"""Precisions of the forward pass: ``bfloat16`` under ``torch.autocast`` (3–6× faster matrix products on CPUs with
-AMX), or plain ``float32``."""
 LOGITS_BUDGET = 256 * 2**20
 """Bytes of float32 logits one batch may hold (a Gemma vocabulary is 262k tokens)."""
 AUTOCAST_DEVICES = ("cuda", "xpu", "mps", "hpu")
@@ -126,7 +124,7 @@ def _key(loaded, ids: np.ndarray, heads, dtype: str) -> str:
 
 @contextmanager
 def precision(dtype: str, device="cpu", products: str | None = None):
-    """The forward passes inside run at ``dtype`` (see :data:`DTYPES`), without gradients, on ``device``: bfloat16 is
+    """The forward passes inside run at ``dtype`` (see :data:`PERPLEXITY_DTYPES`), without gradients, on ``device``: bfloat16 is
     autocast on that device's type (a CUDA or XPU device's own autocast; the CPU's for the CPU and any other), its
     matrix products on ``products`` (:func:`~.bf16_products.bf16_products`: by default native where the device has
     bf16 instructions, else in float32).
@@ -137,8 +135,8 @@ def precision(dtype: str, device="cpu", products: str | None = None):
     """
     import torch
 
-    if dtype not in DTYPES:
-        raise ValueError(f"unknown dtype {dtype!r}; use one of {', '.join(DTYPES)}")
+    if dtype not in PERPLEXITY_DTYPES:
+        raise ValueError(f"unknown dtype {dtype!r}; use one of {', '.join(PERPLEXITY_DTYPES)}")
     kind = torch.device(device).type
     with (torch.no_grad(), torch.autocast(kind if kind in AUTOCAST_DEVICES else "cpu", dtype=torch.bfloat16, enabled=dtype == "bfloat16"),
           bf16_products(device, products) if dtype == "bfloat16" else contextlib.nullcontext()):

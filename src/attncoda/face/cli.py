@@ -10,7 +10,7 @@ from .chapters import CHAPTERS, ChapterError
 from ..base.errors import AttncodaError
 from ..base.protocol import N_TRIPLES, N_WINDOWS, SEEDS, WINDOW_LENGTH
 from ..base.terminal import visible
-from ..engine.models import DEVICE_MAP_ENV, DTYPE_ENV, DTYPES
+from ..engine.models import DEVICE_MAP_ENV, DTYPE_ENV, LOAD_DTYPES
 
 
 def parse_value(text: str):
@@ -138,7 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     book.add_argument("--jobs", type=jobs, default=1, help="compute the chapters' (model, seed) jobs in this many processes first")
     book.add_argument("--scheduler", type=address, metavar="ADDRESS", help="send those jobs to a Dask distributed scheduler (e.g. tcp://host:8786) instead")
     for command in (run, book):
-        command.add_argument("--dtype", choices=DTYPES, help="load models in this dtype (default float32; bfloat16 for large models on a GPU)")
+        command.add_argument("--dtype", choices=LOAD_DTYPES, help="load models in this dtype (default float32; bfloat16 for large models on a GPU)")
         command.add_argument("--device-map", metavar="MAP", help="let accelerate place large models across devices (e.g. auto)")
 
     sub.add_parser("chapters", help="list the chapters")

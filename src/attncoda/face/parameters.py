@@ -11,7 +11,7 @@ import ast
 from pathlib import Path
 
 from ..base.errors import ChapterError
-from ..engine.models import DTYPES
+from ..base.protocol import PERPLEXITY_DTYPES
 
 AT_LEAST_ONE = {"n", "length", "n_triples", "batch_size", "n_windows", "signature_n", "n_positions", "rows_per_layer", "invariance_samples",
                 "n_grid", "n_heads", "replicates", "samples", "tie_draws", "random_sets", "calibration_windows"}
@@ -30,7 +30,7 @@ AT_MOST = {"n": 100_000, "n_windows": 100_000, "signature_n": 100_000, "calibrat
 at most a few percent of these), so a typo such as ``1e30`` is refused before a kernel starts instead of failing
 deep inside it."""
 
-CHOICES = {"dtype": DTYPES}
+CHOICES = {"dtype": PERPLEXITY_DTYPES}
 """String parameters that take one of a few words."""
 
 MODEL_LISTS = ("endpoints",)
