@@ -224,3 +224,48 @@ def test_a_run_trains_on_the_device_its_settings_name(tmp_path, monkeypatch):
     assert {r.device for r, _, _ in suite_runs([0])} == {"cpu"}
     monkeypatch.setenv(DEVICE_MAP_ENV, "auto")
     assert training.training_device() == ("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def test_only_the_main_process_writes_and_every_process_measures(llama, tmp_path):
+    """A process other than the main one of a distributed run measures (its forward may be needed by sharded
+    weights) and writes nothing; the Trainer's next log receives the latest scalars once."""
+    monitor = mon.AttentionMonitor(tmp_path / "log.jsonl", probe=_probe(llama), every=1)
+    callback = monitor.callback()
+    callback.on_step_end(args=None, state=SimpleNamespace(global_step=1, is_world_process_zero=False), control=None, model=llama.model)
+    assert not (tmp_path / "log.jsonl").exists() and monitor.unlogged is not None
+    logs = {"loss": 1.0}
+    callback.on_log(args=None, state=None, control=None, logs=logs)
+    assert set(logs) == {"loss", "attention/entropy", "attention/content_entropy", "attention/sink_mass", "attention/sink_heads"}
+    again = {"loss": 0.9}
+    callback.on_log(args=None, state=None, control=None, logs=again)
+    assert again == {"loss": 0.9}  # each observation reaches the loggers once
+    callback.on_step_end(args=None, state=SimpleNamespace(global_step=2, is_world_process_zero=True), control=None, model=llama.model)
+    assert [r["step"] for r in mon.read_log(tmp_path / "log.jsonl")] == [2]
+
+
+@pytest.mark.slow
+def test_a_two_process_run_writes_one_log_and_its_tensorboard_scalars(tmp_path):
+    """torchrun --nproc_per_node 2 on the CPU (gloo): one log with each step once, the Trainer's log history holds the
+    monitor's scalars, and the TensorBoard event file reads back the same entropies."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    folder = save_tiny("gpt2", tmp_path / "gpt2")
+    script = Path(__file__).resolve().parents[1] / "support" / "ddp_monitor.py"
+    log, board, steps = tmp_path / "log.jsonl", tmp_path / "board", 4
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
+    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", "29533", str(script),
+                           str(folder), str(log), str(board), str(steps)], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    records = mon.read_log(log)
+    assert [r["step"] for r in records] == list(range(steps + 1))  # step 0, then each step once: one writer
+    assert "LOGGED" in done.stdout and int(done.stdout.split("LOGGED")[1].split()[0]) >= steps
+    events = EventAccumulator(str(board))
+    events.Reload()
+    entropy = [(e.step, e.value) for e in events.Scalars("attention/entropy")]
+    assert [s for s, _ in entropy] == list(range(steps + 1))
+    np.testing.assert_allclose([v for _, v in entropy], [r["entropy"] for r in records], rtol=1e-6)
