@@ -107,3 +107,14 @@ def test_patterns_without_the_learned_sink_part_are_refused_with_the_reason(load
         weights = loaded_oss.backbone(**inputs, output_attentions=True).attentions
     with pytest.raises(ValueError, match="sum to less than 1 .*learned sinks"):
         signatures_from_patterns([w.numpy() for w in weights])
+
+
+def test_the_entropy_terms_split_rows_with_the_learned_sink(oss, tmp_path, monkeypatch):
+    """The collapse split's terms on a learned-sink model: h(s) + s·0 + c·H(π) = H over rows of 1 + K parts."""
+    from attncoda.engine.entropy_terms import entropy_terms
+    from attncoda.engine.signatures import SignatureSpec
+
+    monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "cache"))
+    terms = entropy_terms(str(oss), seed=0, spec=SignatureSpec(n=2, length=20, batch_size=2))
+    assert terms["sink"] == [0] and abs(terms["within_sink"]) < 1e-15  # one sink part: no spread within the sink
+    assert terms["binary"] + terms["content"] == pytest.approx(terms["entropy"], rel=1e-12)

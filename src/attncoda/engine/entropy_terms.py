@@ -60,6 +60,20 @@ class TermAccumulator:
             self.sums[k] += float(terms[k].sum())
         self.rows += int(np.prod(logs.shape[:-1]))
 
+    def update_scores(self, layer: int, heads: slice, queries: slice, scores) -> None:
+        """Add one block of the score capture (:func:`~attncoda.engine.score_capture.capture_scores`): the softmax's
+        input ``(windows, heads, queries, parts)``, ``−inf`` where a key is hidden; a learned sink is part 0."""
+        import torch
+
+        skip = max(self.first_row - queries.start, 0)
+        logs = torch.log_softmax(scores[:, :, skip:, :].to(torch.float64), dim=-1).cpu().numpy()
+        if not logs.shape[2]:
+            return
+        terms = row_terms(logs, self.sink)
+        for k in TERMS:
+            self.sums[k] += float(terms[k].sum())
+        self.rows += int(np.prod(logs.shape[:-1]))
+
     def means(self) -> dict[str, float]:
         return {k: v / self.rows for k, v in self.sums.items()}
 
@@ -71,7 +85,7 @@ def entropy_terms(model: str, seed: int = 0, init_seed: int | None = None, spec=
     from .capture import capture_batches
     from .corpus import text_windows
     from .initialization import initialized
-    from .signatures import SignatureSpec, sink_sets_for
+    from .signatures import SignatureSpec, sink_sets_for, virtual_parts
 
     spec = spec or SignatureSpec()
     entries = KeyedJson("entropy_terms")
@@ -85,10 +99,25 @@ def entropy_terms(model: str, seed: int = 0, init_seed: int | None = None, spec=
         ids, layout = text_windows(loaded.processor, spec.n, spec.length, job, spec.corpus, spec.split)
         sinks = sink_sets_for(loaded.info.default_sink, spec.length, len(layout.prefix), len(layout.suffix))
         acc = TermAccumulator(sinks[loaded.info.default_sink])
-        capture_batches(loaded, ids, spec.batch_size, acc.update)
+        if virtual_parts(loaded.info.default_sink):  # a learned sink is a part only the score capture keeps
+            _score_batches(loaded, ids, spec.batch_size, acc)
+        else:
+            capture_batches(loaded, ids, spec.batch_size, acc.update)
         return {**acc.means(), "sink": list(sinks[loaded.info.default_sink])}
 
     return cache_or_compute(model, (seed,), path_for, entries.read, entries.write, make)[0]
+
+
+def _score_batches(loaded, ids, batch_size: int, acc: TermAccumulator) -> None:
+    """Feed ``acc`` the scores of ``loaded``'s backbone over the windows ``ids`` in batches (the score capture)."""
+    import torch
+
+    from .score_capture import capture_scores
+
+    batches = torch.as_tensor(ids)
+    with torch.inference_mode(), capture_scores(loaded.backbone, acc.update_scores):
+        for start in range(0, len(batches), batch_size):
+            loaded.forward(batches[start : start + batch_size])
 
 
 def _entry_path(entries, model: str, seed: int, init_seed: int | None, spec, weights_sha256: str, default_sink: str):
