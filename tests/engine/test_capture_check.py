@@ -66,3 +66,21 @@ def test_a_capture_that_changes_a_layer_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(score_capture, "_attention", real)
     assert capture_check.check_capture(loaded, window).passed
     assert capture_check.check_capture(loaded, window) is None  # remembered under the weights' identity
+
+
+def test_scores_that_differ_from_the_model_s_own_weights_are_refused(tmp_path, monkeypatch):
+    """The scores the capture measures are held to the model's own weights, not only its outputs: scores scaled by 1.1
+    leave every output as it was (the output comes from sdpa) and are refused at layer 0."""
+    loaded = load_model(str(save_tiny("llama", tmp_path / "llama")))
+    real = score_capture._scores
+    monkeypatch.setattr(score_capture, "_scores", lambda *args: real(*args) * 1.1)
+    found = capture_check.compare(loaded, _window(loaded))
+    assert not found.passed and found.first_layer == 0
+
+
+def test_a_learned_sink_logit_on_the_wrong_head_is_refused(tmp_path, monkeypatch):
+    loaded = load_model(str(save_tiny_learned_sink(tmp_path / "oss")))
+    real = score_capture._with_sink
+    monkeypatch.setattr(score_capture, "_with_sink", lambda z, sink, heads: real(z, sink.flip(0), heads))
+    found = capture_check.compare(loaded, _window(loaded))
+    assert not found.passed and found.first_layer == 0

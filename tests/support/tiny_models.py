@@ -113,7 +113,8 @@ def save_tiny_gguf(path: Path, block_count: int | None = None) -> Path:
 
 
 def save_tiny_learned_sink(folder: Path, sink: float = 3.0) -> Path:
-    """A tiny random GPT-OSS: learned per-head sink logits, all set to ``sink``; a sliding-window layer, then a full one."""
+    """A tiny random GPT-OSS whose learned per-head sink logits differ by head and layer (``sink − 4`` to ``sink``, so a
+    head mixed up with another shows); a sliding-window layer, then a full one."""
     folder = Path(folder)
     torch.manual_seed(0)
     tokenizer = _tokenizer("llama")
@@ -122,9 +123,8 @@ def save_tiny_learned_sink(folder: Path, sink: float = 3.0) -> Path:
                           rope_parameters={"rope_type": "default", "rope_theta": 10000.0})
     model = tf.AutoModelForCausalLM.from_config(cfg)
     with torch.no_grad():
-        for m in model.modules():
-            if isinstance(getattr(m, "sinks", None), torch.Tensor):
-                m.sinks.fill_(sink)
+        for i, m in enumerate(m for m in model.modules() if isinstance(getattr(m, "sinks", None), torch.Tensor)):
+            m.sinks.copy_(torch.linspace(sink - 4.0, sink, m.sinks.numel()) - 0.5 * i)
     tokenizer.save_pretrained(folder)
     model.save_pretrained(folder)
     return folder

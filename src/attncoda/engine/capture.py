@@ -143,9 +143,13 @@ def capture_attention(model, on_weights: Callable, logits: bool = True):
         return hook
 
     for i, (_, module) in enumerate(modules):
-        parameters = list(inspect.signature(module.forward).parameters)
+        parameters = inspect.signature(module.forward).parameters
         if "output_attentions" in parameters:
-            handles.append(module.register_forward_pre_hook(ask_for_weights(parameters.index("output_attentions")), with_kwargs=True))
+            names = list(parameters)
+            by_place = parameters["output_attentions"].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD and not any(
+                parameters[n].kind is inspect.Parameter.VAR_POSITIONAL for n in names[: names.index("output_attentions")])
+            place = names.index("output_attentions") if by_place else 1 << 30  # keyword-only: never by position
+            handles.append(module.register_forward_pre_hook(ask_for_weights(place), with_kwargs=True))
         handles.append(module.register_forward_pre_hook(enter, with_kwargs=True))
         handles.append(module.register_forward_hook(forward_hook(i), with_kwargs=True))
     try:

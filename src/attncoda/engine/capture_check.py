@@ -8,11 +8,12 @@ window goes through both:
 - the model's own forward pass, with the attention implementation it was loaded with (eager);
 - the capture path (:func:`attncoda.engine.signatures.capture_into`), with consumers that keep nothing.
 
-Each attention module's output and the backbone's last hidden state are compared as a relative difference,
-``max |capture − own| / max |own|`` (:func:`relative_difference`). A difference over :data:`TOLERANCE` for the loaded
+Each attention module's output, the backbone's last hidden state, and the rows the capture measures (the softmax of
+its scores over the keys, a learned sink's part left out as the model leaves it out) against the model's own attention
+weights are compared as a relative difference, ``max |capture − own| / max |own|`` (:func:`relative_difference`). A difference over :data:`TOLERANCE` for the loaded
 dtype stops the run with one line naming the model, the largest difference and the first attention layer over the
-tolerance. A model that passes is remembered under its weights' identity (which holds its dtype), so the check costs
-one extra forward pass of one window, once per model.
+tolerance. A model that passes is remembered under its weights' identity (which holds its dtype), the capture's source
+and the transformers version, so the check costs two extra forward passes of one window, once per model and code.
 """
 
 from __future__ import annotations
@@ -27,8 +28,10 @@ TOLERANCE = {"float32": 1e-3, "bfloat16": 5e-2, "float16": 5e-2}
 per loaded dtype. sdpa and eager attention agree to float32 rounding, which grows through the layers to about 1e-6 of
 the largest value on the default models (``tests/engine/test_capture_check.py`` prints each); a capture that changes a
 layer's computation moves it by far more (a learned sink ignored: order 1)."""
-CHECK_VERSION = 1
+CHECK_VERSION = 2
 """Part of a passed check's cache key: a change to what the check compares asks every model again."""
+CAPTURE_MODULES = ("attncoda.engine.capture", "attncoda.engine.score_capture", "attncoda.engine.capture_check")
+"""The code a passed check vouches for: its source hash is part of the cache key, with the transformers version."""
 
 
 @dataclass(frozen=True)
@@ -63,9 +66,20 @@ def relative_difference(own, other) -> float:
     return gap / scale
 
 
-def _outputs(loaded, window, capture=None) -> tuple[list, object]:
-    """Each attention module's output and the backbone's last hidden state for ``window`` (1 × tokens), under
-    ``capture`` (a context manager) when given."""
+def _inputs(loaded, window) -> dict:
+    """The backbone's keyword inputs for ``window`` on its device, as :meth:`~attncoda.engine.models.LoadedModel.forward`
+    builds them."""
+    import torch
+
+    window = window.to(loaded.input_device)
+    if loaded.info.vision:
+        return {"pixel_values": window}
+    return {"input_ids": window, "attention_mask": torch.ones_like(window)}
+
+
+def _outputs(loaded, window, capture=None, weights: bool = False) -> tuple[list, object, tuple | None]:
+    """Each attention module's output, the backbone's last hidden state and (``weights``) its own attention weights for
+    ``window`` (1 × tokens), under ``capture`` (a context manager) when given."""
     import contextlib
 
     import torch
@@ -86,51 +100,99 @@ def _outputs(loaded, window, capture=None) -> tuple[list, object]:
     handles = [m.register_forward_hook(keep(i)) for i, (_, m) in enumerate(modules)]
     try:
         with torch.inference_mode(), capture if capture is not None else contextlib.nullcontext():
-            out = loaded.forward(window)
+            out = loaded.backbone(**_inputs(loaded, window), **({"output_attentions": True} if weights else {}))
     finally:
         for h in handles:
             h.remove()
     last = getattr(out, "last_hidden_state", None)
     if last is None:
         last = out[0]
-    return seen, last.detach().clone()
+    own = getattr(out, "attentions", None) if weights else None
+    return seen, last.detach().clone(), own
+
+
+class _Rows:
+    """Every block the capture hands on, kept: a layer's scores assembled into its probability rows over the keys
+    (:meth:`rows`), or the eager path's weights as they are."""
+
+    def __init__(self, layers: int, causal: bool, virtual: int):
+        self.causal, self.virtual = causal, virtual
+        self.blocks: list = [[] for _ in range(layers)]
+
+    def update(self, layer: int, weights, log_weights=None) -> None:
+        self.blocks[layer].append(weights.detach().float().cpu().clone())
+
+    def update_scores(self, layer: int, heads: slice, queries: slice, scores) -> None:
+        self.blocks[layer].append((heads, queries, scores.detach().float().cpu().clone()))
+
+    def rows(self, layer: int):
+        """The layer's rows over the keys: ``softmax`` of its assembled scores with the learned sink's part left out
+        (as the model's own weights leave it out), or its eager weights."""
+        import torch
+
+        blocks = self.blocks[layer]
+        if not blocks:
+            return None
+        if torch.is_tensor(blocks[0]):
+            return blocks[0]
+        heads = max(h.stop for h, _, _ in blocks)
+        queries = max(q.stop for _, q, _ in blocks)
+        parts = max(z.shape[-1] for _, _, z in blocks)
+        full = torch.full((blocks[0][2].shape[0], heads, queries, parts), float("-inf"))
+        for h, q, z in blocks:
+            full[:, h, q, : z.shape[-1]] = z
+        return torch.softmax(full, dim=-1)[..., self.virtual :]
 
 
 def compare(loaded, window) -> CaptureCheck:
     """:class:`CaptureCheck` of ``loaded`` on ``window`` (token ids, 1 × tokens): the capture path against the
-    model's own forward pass."""
+    model's own forward pass, on every attention layer's output, the last hidden state, and the rows the capture
+    measures (its scores' softmax over the keys) against the model's own attention weights."""
     from .capture import attention_modules
     from .models import load_options
+    from .score_capture import learned_sinks
     from .signatures import capture_into
 
-    class Nothing:
-        def update(self, *args) -> None:
-            pass
-
-        def update_scores(self, *args) -> None:
-            pass
-
-    own_layers, own_last = _outputs(loaded, window)
-    capture, _ = capture_into(loaded.backbone, Nothing())
-    cap_layers, cap_last = _outputs(loaded, window, capture)
-    tolerance = TOLERANCE.get(load_options()[0], TOLERANCE["float32"])
     names = [n for n, _ in attention_modules(loaded.backbone)]
+    try:
+        own_layers, own_last, own_weights = _outputs(loaded, window, weights=True)
+    except Exception:  # noqa: BLE001: a model that cannot return its weights is compared on its outputs alone
+        own_layers, own_last, own_weights = _outputs(loaded, window)
+    rows = _Rows(len(names), loaded.info.causal, int(learned_sinks(loaded.backbone)))
+    capture, _ = capture_into(loaded.backbone, rows)
+    cap_layers, cap_last, _ = _outputs(loaded, window, capture)
+    tolerance = TOLERANCE.get(load_options()[0], TOLERANCE["float32"])
+    weights = list(own_weights) if own_weights is not None and len(own_weights) == len(names) else [None] * len(names)
     first, largest = None, 0.0
-    for i, (a, b) in enumerate(zip(own_layers, cap_layers)):
-        if a is None or b is None:
+    for i, (a, b, w) in enumerate(zip(own_layers, cap_layers, weights)):
+        gaps = [relative_difference(a, b)] if a is not None and b is not None else []
+        measured = rows.rows(i)
+        if torch_tensor(w) and measured is not None and tuple(w.shape) == tuple(measured.shape):
+            gaps.append(relative_difference(w.float().cpu(), measured))
+        if not gaps:
             continue
-        d = relative_difference(a, b)
-        largest = max(largest, d)
-        if first is None and d > tolerance:
+        largest = max(largest, *gaps)
+        if first is None and max(gaps) > tolerance:
             first = i
     largest = max(largest, relative_difference(own_last, cap_last))
     return CaptureCheck(largest, first, names[first] if first is not None else None, tolerance)
 
 
+def torch_tensor(x) -> bool:
+    import torch
+
+    return torch.is_tensor(x)
+
+
 def _passed_path(info):
     from ..base.paths import cache_dir, slug
 
-    key = hashlib.sha256(f"{info.weights_sha256}|{info.architecture}|v{CHECK_VERSION}".encode()).hexdigest()[:24]
+    import transformers
+
+    from ..base.provenance import modules_sha256
+
+    code = modules_sha256(CAPTURE_MODULES)  # a change to the capture, or a new transformers, asks every model again
+    key = hashlib.sha256(f"{info.weights_sha256}|{info.architecture}|v{CHECK_VERSION}|{code}|{transformers.__version__}".encode()).hexdigest()[:24]
     return cache_dir() / "capture_checks" / slug(info.name) / f"{key}.json"
 
 

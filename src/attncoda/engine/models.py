@@ -443,11 +443,12 @@ pinned transformers that pass it (``tests/engine/test_families.py`` reads them f
 
 def is_encoder(model_type: str, config=None) -> bool:
     """Whether a model type attends both ways: a listed encoder (:data:`ENCODER_TYPES`) or a family with a masked-LM
-    head in transformers' auto mapping, unless its config says it is a decoder (BERT built as a causal LM)."""
+    head in transformers' auto mapping, unless its config says it is a decoder (BERT built as a causal LM, XLM's CLM
+    checkpoints with ``causal``)."""
     from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_NAMES
 
     listed = model_type in ENCODER_TYPES or model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES
-    return listed and not getattr(config, "is_decoder", False)
+    return listed and not getattr(config, "is_decoder", False) and not getattr(config, "causal", False)  # XLM's CLM checkpoints
 
 
 def default_sink(model_type: str) -> str:

@@ -80,7 +80,7 @@ def attention_statistics(model, ids, sink=(0,)) -> dict:
             backbone(input_ids=ids.to(device), attention_mask=torch.ones_like(ids).to(device))
     finally:
         model.train(was_training)
-    return layer_means(acc.row_means())
+    return {**layer_means(acc.row_means()), **({"learned_sink": True} if virtual else {})}
 
 
 class AttentionMonitor:
@@ -90,7 +90,8 @@ class AttentionMonitor:
     ----------
     log : path
         The JSON Lines file; each observation appends one line ``{"step", "entropy", "content_entropy", "sink_mass",
-        "sink_heads", "sink_share", "layers": {...}}``.
+        "sink_heads", "sink_share", "layers": {...}}``, with ``"learned_sink": true`` where the model's learned sink
+        joins the sink keys.
     probe : array of token ids, (windows, tokens)
         The windows every observation measures (the same each time).
     every : int
@@ -155,7 +156,8 @@ class AttentionMonitor:
         means = attention_statistics(model, ids, self.sink)
         if self.first is None:
             self.first = means
-        record = {"step": int(step), **self.tags, "sink": list(self.sink), **{k: means[k] for k in (*MEANS, "sink_heads")},
+        record = {"step": int(step), **self.tags, "sink": list(self.sink), **({"learned_sink": True} if means.get("learned_sink") else {}),
+                  **{k: means[k] for k in (*MEANS, "sink_heads")},
                   "sink_share": _share(self.first, means), "layers": {**means["layers"], "sink_share": _layer_shares(self.first, means)}}
         self.unlogged = {f"attention/{k}": record[k] for k in (*MEANS, "sink_heads", "sink_share") if record[k] is not None}
         if not write:
@@ -248,7 +250,7 @@ def _layer_shares(start: dict, end: dict) -> list:
     return [_share({k: a[k][i] for k in MEANS}, {k: b[k][i] for k in MEANS}) for i in range(len(a["entropy"]))]
 
 
-RECORD_FIELDS = frozenset({"step", "sink", *MEANS, "sink_heads", "sink_share", "layers"})
+RECORD_FIELDS = frozenset({"step", "sink", "learned_sink", *MEANS, "sink_heads", "sink_share", "layers"})
 """The fields every record holds; tags may not reuse them."""
 LOG_BYTES = 1 << 30
 """The largest log :func:`read_log` reads (a million observations take about a gigabyte)."""

@@ -205,12 +205,15 @@ def _attention(module, query, key, value, attention_mask, dropout: float = 0.0, 
     layer = state["layers"].get(id(module))
     if layer is None:
         return output, None
+    causal = bool(kwargs.get("is_causal", getattr(module, "is_causal", False)))
+    if state["causal"] is not None and causal != state["causal"]:
+        raise CaptureError(f"{type(module).__name__} attends {'causally' if causal else 'both ways'}, but its model was taken for "
+                           f"{'a causal' if state['causal'] else 'a bidirectional'} one, so its rows would be cut or widened; report the model's family")
     if (sink is not None) != state["learned"]:
         raise CaptureError(f"{type(module).__name__} {'passes' if sink is not None else 'does not pass'} a learned sink to the attention "
                            "interface, against what its model's modules declare; attncoda cannot tell its rows' parts")
     state["called"][layer] += 1
     scaling = scaling if scaling is not None else query.shape[-1] ** -0.5
-    causal = bool(kwargs.get("is_causal", getattr(module, "is_causal", False)))
     q_heads, k_heads = _head_major(query, key, query.shape[1] // key.shape[1])
     bias = kwargs.get("position_bias")
     for windows, heads, rows in _chunks(query.shape[0], query.shape[1], query.shape[2], key.shape[2], causal):
@@ -233,7 +236,7 @@ def _register() -> None:
 
 
 @contextmanager
-def capture_scores(model, on_scores: Callable):
+def capture_scores(model, on_scores: Callable, causal: bool | None = None):
     """Within the block, every forward pass runs sdpa attention and calls ``on_scores(layer, heads, queries, scores)``
     for each chunk of each attention layer: ``heads`` a slice of the layer's query heads, ``queries`` a slice of its
     query positions, ``scores`` their float32 ``(windows, len(heads), len(queries), keys)`` softmax input, ``−inf`` where
@@ -242,12 +245,15 @@ def capture_scores(model, on_scores: Callable):
     ``on_scores`` must sum over windows and query blocks rather than expect each batch whole. A model with learned
     sinks (:func:`learned_sinks`) hands ``1 + keys`` parts: its sink logit first, then the keys.
 
-    Raises CaptureError up front when the architecture is not covered (:func:`score_path_reason`), and after the block
-    when some attention layer ran without calling the function. The model's attention implementation is restored on
-    exit.
+    Raises CaptureError up front when the architecture is not covered (:func:`score_path_reason`), during the block
+    when a layer attends otherwise than ``causal`` says (when given: the consumer's rows would be cut or widened), and
+    after the block when some attention layer ran without calling the function. The model's attention implementation
+    is restored on exit.
     """
     reason = score_path_reason(model)
     if reason is not None:
+        if learned_sinks(model):  # the eager path drops a learned sink's part: no other capture to point to
+            raise CaptureError(f"{reason}; attncoda cannot measure it")
         raise CaptureError(f"{reason}; capture this model with attncoda.engine.capture.capture_attention (eager attention)")
     if _active.get("state") is not None:
         raise CaptureError("a score capture is already running in this process; nest no captures")
@@ -256,7 +262,7 @@ def capture_scores(model, on_scores: Callable):
     previous = getattr(model.config, "_attn_implementation", "eager")
     model.set_attn_implementation(IMPLEMENTATION)
     state = {"on_scores": on_scores, "layers": {id(m): i for i, (_, m) in enumerate(modules)}, "called": [0] * len(modules),
-             "learned": learned_sinks(model)}
+             "learned": learned_sinks(model), "causal": causal}
     _active["state"] = state
     try:
         yield [n for n, _ in modules]

@@ -67,9 +67,10 @@ def virtual_parts(default_sink: str) -> int:
 
 def sink_positions(kind: str, length: int, prefix: int = 0, suffix: int = 0, virtual: int = 0) -> tuple[int, ...]:
     """Part indices of a sink set for a window of ``length`` positions, in a row of ``virtual + length`` parts whose
-    first ``virtual`` parts are learned sinks (key ``j`` is part ``virtual + j``).
+    first ``virtual`` parts are learned sinks (key ``j`` is part ``virtual + j``). A learned sink holds no token's
+    content, so it is in every sink set of its model: the sets below add their keys to it.
 
-    ``learned``: part 0, the learned sink (``virtual`` = 1). ``first``: key 0. ``first4``: keys 0-3. ``cls_sep``
+    ``learned``: part 0, the learned sink alone (``virtual`` = 1). ``first``: key 0. ``first4``: keys 0-3. ``cls_sep``
     (windows with a suffix, the encoders): [CLS] (key 0) and every [SEP] (the last ``suffix`` keys). ``cls``: [CLS] alone.
 
     Examples
@@ -79,7 +80,7 @@ def sink_positions(kind: str, length: int, prefix: int = 0, suffix: int = 0, vir
     >>> sink_positions("first4", 128)
     (0, 1, 2, 3)
     >>> sink_positions("learned", 128, virtual=1), sink_positions("first", 128, virtual=1)
-    ((0,), (1,))
+    ((0,), (0, 1))
     """
     if kind == "learned":
         if virtual < 1:
@@ -97,7 +98,7 @@ def sink_positions(kind: str, length: int, prefix: int = 0, suffix: int = 0, vir
         keys = (0, *range(length - suffix, length))
     else:
         raise ValueError(f"unknown sink set {kind!r}; use one of {', '.join(SINK_SETS)}")
-    return tuple(virtual + k for k in keys)
+    return (*range(virtual), *(virtual + k for k in keys))
 
 
 def sink_sets_for(default: str, length: int, prefix: int, suffix: int) -> dict[str, list[int]]:
@@ -567,7 +568,7 @@ def capture_into(backbone, acc, extra=None):
         for f in feeds:
             f(*args)
 
-    return (capture_scores(backbone, feed) if score_path else capture_attention(backbone, feed)), score_path
+    return (capture_scores(backbone, feed, causal=getattr(acc, "causal", None)) if score_path else capture_attention(backbone, feed)), score_path
 
 
 def _vision_length(loaded, one) -> int:

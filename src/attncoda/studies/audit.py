@@ -34,8 +34,8 @@ def t_95(df: int, level: float = 0.95) -> float:
     return float(t.ppf((1 + level) / 2, df))
 
 
-NAMED_SINKS = ("first", "bos", "first4", "cls", "cls_sep")
-UNKNOWN_SINK = "unknown sink set {text!r}; use first, bos, first4, cls, cls_sep or key indices such as 0,1,2,3"
+NAMED_SINKS = ("first", "bos", "first4", "cls", "cls_sep", "learned")
+UNKNOWN_SINK = "unknown sink set {text!r}; use first, bos, first4, cls, cls_sep, learned or key indices such as 0,1,2,3"
 MIN_TRIPLES = 100
 """Fewest head triples per seed the audit accepts: with fewer, one seed's 95 % interval is wider than ±10 points."""
 MAX_TRIPLES = 10_000_000
@@ -57,7 +57,7 @@ def check_sink(text: str | None, length: int) -> None:
     >>> check_sink("0,1,2,3", 128)
     >>> check_sink("0..126", 128)
     Traceback (most recent call last):
-    ValueError: unknown sink set '0..126'; use first, bos, first4, cls, cls_sep or key indices such as 0,1,2,3
+    ValueError: unknown sink set '0..126'; use first, bos, first4, cls, cls_sep, learned or key indices such as 0,1,2,3
     """
     if text is None or text in NAMED_SINKS:
         return
@@ -88,7 +88,7 @@ def sink_keys(text: str, length: int) -> tuple[int, ...]:
 def parse_sink(text: str | None, sig) -> tuple[str, tuple[int, ...]]:
     """A sink set named on the command line: ``first``, ``bos``, ``cls_sep``, ``first4``, ``cls``, ``learned`` or key indices
     ``0,1,2,3``, resolved against a model's signatures (or their meta alone, before the forward pass), as part indices:
-    with a learned sink (part 0), key ``j`` is part ``j + 1``.
+    with a learned sink (part 0), key ``j`` is part ``j + 1`` and every set holds the learned sink too.
 
     ``None`` is the model's default. ``bos`` is key 0, and only when the tokenizer prepended a BOS token.
     """
@@ -101,7 +101,7 @@ def parse_sink(text: str | None, sig) -> tuple[str, tuple[int, ...]]:
     if text == "bos":
         if not meta.layout.bos_prepended:
             raise ValueError("this model's tokenizer prepends no BOS token, so there is no BOS sink; use --sink first (key 0 is an ordinary token)")
-        return "bos", (virtual,)
+        return "bos", (*range(virtual), virtual)
     if text == "cls" and meta.causal:
         raise ValueError("a causal model's windows open with no [CLS] token, so there is no [CLS] sink; use --sink first "
                          "(key 0, whatever token it holds)")
@@ -109,7 +109,7 @@ def parse_sink(text: str | None, sig) -> tuple[str, tuple[int, ...]]:
         return text, tuple(meta.sink_sets[text])
     if text in ("first", "first4", "cls", "cls_sep", "learned"):
         return text, sink_positions(text, meta.length, meta.layout.prefix_tokens, meta.layout.suffix_tokens, virtual)
-    return "keys " + text, tuple(virtual + k for k in sink_keys(text, meta.length))
+    return "keys " + text, (*range(virtual), *(virtual + k for k in sink_keys(text, meta.length)))
 
 
 def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
@@ -285,7 +285,7 @@ def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_
         if per_seed[0]["distinct_triples"] < per_seed[0]["drawn_triples"]:
             interval_kind += f"; each of the {per_seed[0]['distinct_triples']:,} distinct triples drawn counted once"
     s_sig = float(np.mean([s["signature_sink_mass"] for s in per_seed]))
-    facts = {"causal": bool(first.meta.causal), "sink_size": len(keys), "length": int(first.shape[-1])}  # a row's parts
+    facts = {"causal": bool(first.meta.causal), "sink_size": len(keys), "length": int(first.meta.length)}  # tokens, as model_facts reads them
     prediction = None
     if curves is not None and spec is not None and m.name in spec["metrics"]:
         pred = predictor.predict(curves, spec, s_sig, facts)
@@ -294,7 +294,7 @@ def audit(sigs, metric: str = "js", sink: str | None = None, n_triples: int = N_
     report = AuditReport(
         model=first.meta.model, architecture=first.meta.model_info["architecture"], causal=facts["causal"],
         heads=int(np.prod(first.shape[:2])), length=int(first.meta.length), windows_per_seed=first.meta.n, seeds=[s["seed"] for s in per_seed],
-        signature_kind=first.default_kind, metric=m.name, metric_label=m.label, sink={"name": sink_name, "keys": list(keys)},
+        signature_kind=first.default_kind, metric=m.name, metric_label=m.label, sink=_sink_field(sink_name, keys, first.meta),
         bos_prepended=bool(first.meta.layout.bos_prepended), top_keys=maps[0]["positions"] if maps else sink_location(first),
         row_sink_mass=float(np.mean([s["row_sink_mass"] for s in per_seed])), signature_sink_mass=s_sig,
         reversal=ReversalReading(mean, tuple(interval), interval_kind, rates, int(sum(s["reversal"]["compared"] for s in per_seed)), level),
@@ -458,12 +458,22 @@ def strict_json(report: dict) -> dict:
     return cleaned
 
 
+def _sink_field(name: str, parts, meta) -> dict:
+    """The report's sink set: its name and its keys as token positions; on a model with a learned sink, ``learned``
+    says that the set holds that part too (part indices are the keys shifted by one)."""
+    from ..engine.signatures import virtual_parts
+
+    virtual = virtual_parts(meta.default_sink)
+    keys = [int(k) - virtual for k in parts if k >= virtual]
+    return {"name": name, "keys": keys, **({"learned": True} if virtual else {})}
+
+
 def _sink_line(r: AuditReport) -> str:
     """The sink set and, for a model with a learned sink, that each row holds it as part 0 before the window's keys."""
     if r.sink["name"] == "learned":
         return ("learned: the model's learned sink logit, part 0 of each row (a row holds it and the keys it sees, and sums to 1 "
                 "with it; key j is part j + 1)")
-    learned = "; parts counted with the learned sink as part 0" if r.learned_sink_mass is not None else ""
+    learned = " and the model's learned sink (part 0)" if r.sink.get("learned") else ""
     return (f"{r.sink['name']}: keys {r.sink['keys']}" + learned + ("" if not r.causal or r.architecture == "patterns" else
             " (a BOS token is prepended)" if r.bos_prepended else " (no BOS token: key 0 is an ordinary token)"))
 
