@@ -263,7 +263,8 @@ def test_a_two_process_run_writes_one_log_and_its_tensorboard_scalars(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     records = mon.read_log(log)
     assert [r["step"] for r in records] == list(range(steps + 1))  # step 0, then each step once: one writer
-    assert "LOGGED" in done.stdout and int(done.stdout.split("LOGGED")[1].split()[0]) >= steps
+    assert "LOGGED" in done.stdout and int(done.stdout.split("LOGGED")[1].split()[0]) >= steps  # the Trainer's log history
+    assert done.stdout.count("'attention/entropy'") >= steps  # what its printing logger received
     events = EventAccumulator(str(board))
     events.Reload()
     entropy = [(e.step, e.value) for e in events.Scalars("attention/entropy")]

@@ -226,6 +226,9 @@ class AttentionMonitor:
             def on_log(self, args, state, control, logs=None, **kwargs):
                 if logs is not None and monitor.unlogged:
                     logs.update(monitor.unlogged)
+                    history = getattr(state, "log_history", None)
+                    if history:  # the Trainer appended its copy of these logs just before: it keeps them too
+                        history[-1].update(monitor.unlogged)
                     monitor.unlogged = None
 
         return AttentionMonitorCallback()
