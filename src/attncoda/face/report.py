@@ -8,16 +8,37 @@ from ..studies.significance import spearman_permutation  # the test lives with t
 def glue(name: str, value, display: bool = False) -> None:
     """Hand ``value`` to the book under ``name`` (myst-nb ``glue``).
 
-    It returns nothing, so a ``glue`` call that ends a cell prints no stray output box.
-    Outside a book build (Colab, plain Jupyter without myst-nb) it does nothing.
+    It returns nothing, so a ``glue`` call that ends a cell prints no stray output box. In Colab, whose Markdown cells
+    cannot paste a glued value, a computed sentence, table or figure is also shown as the cell's output
+    (:func:`shown_in_colab`), so a rerun there shows the new values where the page shows them; a bare number or word
+    stays hidden (it is part of a sentence the page writes). Without myst-nb it only does that.
     """
+    from .colab import in_colab
+
     if hasattr(value, "item") and getattr(value, "ndim", None) == 0:
         value = value.item()  # numpy scalars would print as np.float64(...) and defeat format specs
+    if not display and in_colab() and shown_in_colab(value):
+        from IPython.display import display as show
+
+        show(value)
     try:
         from myst_nb import glue as myst_glue
     except ImportError:
         return
     myst_glue(name, value, display=display)
+
+
+def shown_in_colab(value) -> bool:
+    """Whether a glued value is a whole thing a reader can read on its own: a sentence or paragraph (Markdown), a
+    table (anything with an HTML form) or a figure; not a bare number or word.
+
+    >>> from IPython.display import Markdown
+    >>> shown_in_colab(Markdown("Of 21 claims about models: 3 reproduced.")), shown_in_colab(0.93), shown_in_colab("gpt2")
+    (True, False, False)
+    """
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return False
+    return any(hasattr(value, attr) for attr in ("_repr_markdown_", "_repr_html_", "savefig"))
 
 
 def fmt(x, digits: int = 2) -> str:
