@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import socket
+import sys
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -272,14 +273,24 @@ def loaded_identity(weights_sha256: str) -> str:
 
 
 def load_options() -> tuple[str, str | None]:
-    """``(dtype, device_map)`` asked for through the environment (ModelError in one line for a bad value)."""
+    """``(dtype, device_map)`` asked for through the environment (ModelError in one line for a bad value). In Google
+    Colab with a GPU attached and no device map asked for, the model goes to the GPU (``cuda``): a reader who attached
+    one wants it used; ``$ATTNCODA_DEVICE_MAP=cpu`` keeps the CPU."""
     dtype = os.environ.get(DTYPE_ENV, "float32")
     if dtype not in LOAD_DTYPES:
         raise ModelError(f"{DTYPE_ENV}={dtype!r} is not a dtype this project loads; use one of {', '.join(LOAD_DTYPES)}")
     device_map = os.environ.get(DEVICE_MAP_ENV) or None
+    if device_map is None and "google.colab" in sys.modules and _gpu_attached():
+        device_map = "cuda"
     if device_map:
         check_device_map(device_map)
     return dtype, device_map
+
+
+def _gpu_attached() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())
 
 
 def check_device_map(device_map: str) -> None:
