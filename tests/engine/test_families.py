@@ -49,7 +49,7 @@ def test_the_learned_sink_families_are_those_that_pass_one():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("family", ["gpt2", "gpt_oss", "mpnet", "bart", "gemma2", "mimo_v2_flash"])
+@pytest.mark.parametrize("family", ["gpt2", "gpt_oss", "granite_swa", "mpnet", "bart", "gemma2", "mimo_v2_flash"])
 def test_a_family_tried_again_gives_its_row(table, family):
     row = next(r for r in table["families"] if r["family"] == family)
     again = families.try_family(family, row["kind"])
