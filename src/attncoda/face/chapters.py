@@ -166,7 +166,7 @@ CHAPTERS: dict[str, Chapter] = {
 }
 
 
-EXTRA_PAGES = {"About this book": ["book/methods", "book/api"]}
+EXTRA_PAGES = {"About this book": ["book/methods", "book/families", "book/api"]}
 """Pages of the book that are not chapters (no notebook runs for them), by the part they end."""
 
 
