@@ -97,3 +97,26 @@ def test_the_witness_figure_says_so_when_no_triple_was_found():
     fig = witness_triple_figure({}, sink=None)
     assert "no sampled triple" in fig.axes[0].texts[0].get_text()
     plt.close(fig)
+
+
+def test_importing_the_figures_leaves_the_reader_s_matplotlib_settings_alone():
+    """A fresh interpreter: importing every figure module changes no rcParam (the sizes are a style context)."""
+    import subprocess
+    import sys
+
+    code = ("import matplotlib; before = dict(matplotlib.rcParams); "
+            "import attncoda.face.plots, attncoda.face.figures.theory, attncoda.face.figures.pruning; "
+            "print(sorted(k for k, v in matplotlib.rcParams.items() if before[k] != v))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("name", ["witness", "pruning", "ari_strip"])
+def test_each_figure_is_drawn_in_the_book_s_sizes_whatever_the_reader_set(name):
+    with plt.rc_context({"font.size": 6, "xtick.labelsize": 5, "figure.dpi": 50}):
+        fig = _figures()[name]()
+    fig.canvas.draw()
+    labels = [t for ax in fig.axes if ax.get_visible() for t in ax.get_xticklabels() if t.get_text()]
+    assert fig.dpi == plots.READABLE["figure.dpi"] and labels
+    assert {t.get_fontsize() for t in labels} == {plots.READABLE["xtick.labelsize"]}
+    plt.close(fig)

@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from attncoda.studies import claims as sc
+from attncoda.studies import claim_readings as read
 from attncoda.studies.claims import Unit
 
 ROOT = Path(__file__).parents[2]
@@ -226,6 +227,18 @@ def test_a_wrong_channel_must_differ_from_random_sets_before_its_blow_up_is_judg
 def test_the_channel_claim_holds_in_either_direction():
     assert verdict("channel", pruning(contrast=(0.7, 0.01))) == R and verdict("channel", pruning(contrast=(1.4, 0.01))) == R
     assert verdict("channel", pruning(contrast=(0.95, 0.4))) == U
+
+
+def test_the_channel_number_follows_the_intervals_not_tied_p_values():
+    """Two decided cells with the same Holm p (the permutation floor): the unit is the one whose interval lies farther
+    from 1, whichever comes first, and a p-value moving by one permutation does not change it."""
+    record = pruning()
+    near = {"a": "js_keep", "b": "content", "ratio": 0.77, "low": 0.68, "high": 0.86, "p_holm": 0.0072}
+    far = {"a": "js_keep", "b": "content", "ratio": 0.33, "low": 0.2, "high": 0.54, "p_holm": 0.0072}
+    for contrasts in ([near, far], [far, near], [near, {**far, "p_holm": 0.0124}]):
+        record["pruning"]["m"]["readings"]["contrasts"] = contrasts
+        (unit,) = read.channel_units(record)
+        assert (unit.side, round(unit.low, 6), round(unit.high, 6)) == (1, round(-math.log(0.54), 6), round(-math.log(0.2), 6))
 
 
 def test_clustering_needs_sep_heads():

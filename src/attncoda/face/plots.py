@@ -4,6 +4,8 @@ placed outside the data, and the metrics' colours and labels. Each part of the b
 
 from __future__ import annotations
 
+import functools
+
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -13,7 +15,19 @@ READABLE = {"font.size": 13, "axes.titlesize": 13, "axes.labelsize": 13, "xtick.
             "figure.dpi": 100, "savefig.dpi": 100}
 """Type sizes and resolution. A figure is at most :data:`MAX_WIDTH_IN` wide, so the book's column (about 760 px) shows it at
 three quarters of its size or more, and its smallest type (:data:`SMALLEST_PT`) stays above 9 px on the page."""
-plt.rcParams.update(READABLE)
+
+
+def readable(draw):
+    """``draw`` makes its figure under :data:`READABLE` as a style context (``plt.rc_context``), so that importing these
+    modules leaves the reader's own matplotlib settings as they were. Sizes stick to the artists drawn inside it (tick
+    labels included), so the figure keeps them when it is shown or saved later."""
+
+    @functools.wraps(draw)
+    def drawn(*args, **kwargs):
+        with plt.rc_context(READABLE):
+            return draw(*args, **kwargs)
+
+    return drawn
 
 MAX_WIDTH_IN = 10.0
 """The widest figure, in inches (1,000 px at 100 dpi): panels wrap onto rows of at most two."""

@@ -378,18 +378,30 @@ def paper_blow_up(paper: dict) -> list[Unit]:
     return [paper_interval("Llama-3.2-1B at 20 %", mean, sd, scale=1 / llama["base"][0])]
 
 
+def _log_separation(contrast: dict) -> tuple[float, float]:
+    """A contrast's interval on the scale |log(JS perplexity / d_A^⊥ perplexity)|: (0, upper) when it holds 1."""
+    logs = sorted(abs(math.log(v)) for v in (contrast["low"], contrast["high"]))
+    return (0.0 if contrast["low"] < 1 < contrast["high"] else logs[0]), logs[1]
+
+
 def channel_units(record: dict) -> list[Unit]:
-    """Per model: whether JS-with-sink and d_A^⊥ pruning differ, from the contrast with the smallest Holm p, on the
-    scale |log(JS perplexity / d_A^⊥ perplexity)|."""
+    """Per model: whether JS-with-sink and d_A^⊥ pruning differ, on the scale |log(JS perplexity / d_A^⊥ perplexity)|.
+
+    The model's unit is its contrast (one per sparsity) that is decided at the Holm-adjusted level and lies farthest
+    from 1 (the largest lower bound of that scale); with none decided, the one with the smallest Holm p. The interval
+    picks it, not the p-value: permutation p-values tie at their floor (1/5001), and which of two tied cells came
+    first would then choose the number shown.
+    """
     units = []
     for name, r in _pruning(record).items():
         pairs = [c for c in r["readings"]["contrasts"] if {c["a"], c["b"]} == {"js_keep", "content"}]
         if not pairs:
             continue
-        best = min(pairs, key=lambda c: c["p_holm"])
-        logs = sorted(abs(math.log(v)) for v in (best["low"], best["high"]))
-        low = 0.0 if best["low"] < 1 < best["high"] else logs[0]
-        units.append(Unit(name, low, max(logs), side=1 if best["p_holm"] < LEVEL else 0))
+        decided = [c for c in pairs if c["p_holm"] < LEVEL]
+        best = (max(decided, key=lambda c: _log_separation(c)) if decided
+                else min(pairs, key=lambda c: (c["p_holm"], [-x for x in _log_separation(c)])))
+        low, high = _log_separation(best)
+        units.append(Unit(name, low, high, side=1 if decided else 0))
     return units
 
 

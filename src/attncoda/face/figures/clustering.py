@@ -5,10 +5,11 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from ..plots import MAX_WIDTH_IN, SMALLEST_PT, panels
+from ..plots import MAX_WIDTH_IN, SMALLEST_PT, panels, readable
 from ...math.metrics import CLUSTERED, get_metric
 
 
+@readable
 def head_map_figure(embeddings: dict[str, np.ndarray], labels: dict[str, np.ndarray], members, member_name: str, title: str):
     """The heads embedded in 2-D (MDS) under keep and under drop, side by side: colour = cluster, ring = member of a head set."""
     fig, axes = panels(len(embeddings), 4.6)
@@ -27,6 +28,7 @@ def head_map_figure(embeddings: dict[str, np.ndarray], labels: dict[str, np.ndar
     return fig
 
 
+@readable
 def dendrogram_figure(matrices: dict[str, np.ndarray], title: str):
     """Average-linkage dendrograms of the heads from each convention's distance matrix."""
     from scipy.cluster.hierarchy import dendrogram, linkage
@@ -43,6 +45,7 @@ def dendrogram_figure(matrices: dict[str, np.ndarray], title: str):
     return fig
 
 
+@readable
 def head_mass_figure(masses: dict[str, dict[str, list]], threshold: float):
     """Per model, the distribution over heads of the mean attention to [SEP], to [CLS] and to both, with the set threshold."""
     fig, axes = panels(len(masses), 3.8)
@@ -63,6 +66,7 @@ ARI_METRICS = {name: get_metric(name).short for name in CLUSTERED if name != "co
 ARI_COLOURS = {"js": "#d62728", "cosine": "#1f77b4", "euclidean": "#2ca02c"}
 
 
+@readable
 def ari_strip_figure(spreads: dict[str, dict], paper_js: dict[int, float]):
     """Between-convention ARI of each window sample (dots), per K and classical metric, one panel per model
     (``spreads[model]`` from :func:`attncoda.studies.clustering.sample_spread`); the median as a bar, the paper's JS

@@ -7,9 +7,10 @@ import textwrap
 import matplotlib.pyplot as plt
 import numpy as np
 
-from ..plots import METRIC_LABELS, legend_outside, panels
+from ..plots import METRIC_LABELS, legend_outside, panels, readable
 
 
+@readable
 def collapse_trajectories(groups: dict[str, dict[str, list[dict]]], target: float = 0.5):
     """Figure 5b: mean ``H`` (red) and ``H(π)`` (green) across training, sink mass in grey (twin axis: on a task's
     non-trigger rows where the points have it, with the ``target`` dotted); one panel per group (a model size), one line
@@ -42,6 +43,7 @@ def collapse_trajectories(groups: dict[str, dict[str, list[dict]]], target: floa
     return fig
 
 
+@readable
 def reversal_against_sink(groups: dict[str, list[tuple[float, float]]], metric: str = "js"):
     """Figure 5a: a metric's keep-vs-drop reversal rate (%) against signature sink mass, one marker per group of points."""
     markers = ("o", "s", "^", "D", "v", "P", "X")

@@ -7,10 +7,11 @@ import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 from ...studies.profiles import disagreeing_transitions
-from ..plots import METRIC_COLOURS, METRIC_LABELS, ROW_COLOURS, SMALLEST_PT, panels
+from ..plots import METRIC_COLOURS, METRIC_LABELS, ROW_COLOURS, SMALLEST_PT, panels, readable
 from ...math.metrics import CLASSICAL
 
 
+@readable
 def models_on_curves(curves: dict, points: dict[str, dict], metrics=CLASSICAL):
     """Figure 3: the frozen curves of ``metrics`` with each model as a star at its signature sink mass.
 
@@ -40,6 +41,7 @@ def models_on_curves(curves: dict, points: dict[str, dict], metrics=CLASSICAL):
     return fig
 
 
+@readable
 def layer_collapse_grid(profiles: dict[str, dict]):
     """Figure 4: per model, layer-wise ``H`` (red) and ``H(π)`` (green), sink mass dotted; shaded where they disagree in sign."""
     n = len(profiles)
@@ -65,6 +67,7 @@ def layer_collapse_grid(profiles: dict[str, dict]):
     return fig
 
 
+@readable
 def witness_triple_figure(triples: dict[str, dict], sink, top: int = 6):
     """Figure 7: per model, a measured head triple on which all classical verdicts reverse.
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from matplotlib.ticker import MaxNLocator
 
-from ..plots import METRIC_COLOURS, panels
+from ..plots import METRIC_COLOURS, panels, readable
 from ..report import dollar_math
 from ...studies.pruning import SELECTION_NAMES
 
@@ -20,6 +20,7 @@ SEED_MARKERS = ("o", "s", "^", "D", "v", "P")
 """One marker per seed (cycled), so a reader sees which sets share a text sample."""
 
 
+@readable
 def model_figure(result):
     """One model's prune sets, one panel per sparsity, log scale (:class:`~attncoda.studies.pruning_sweep.PruningResult`):
     per selection metric every set (each seed × tie-break draw; marker = seed), with a bar at the geometric mean; the
@@ -49,6 +50,7 @@ def model_figure(result):
     return fig
 
 
+@readable
 def pruned_heads_figure(grids: dict[str, tuple[int, int, list[int]]]):
     """The pruned heads on the layer × head grid: ``grids[title] = (layers, heads, pruned flat indices)``; notation in a
     title (``d_A^⊥``) is set as math, and heads and layers are counted in whole numbers."""

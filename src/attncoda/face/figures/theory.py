@@ -6,10 +6,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from ...math.coda import drop_sink
-from ..plots import MAX_WIDTH_IN, METRIC_COLOURS, METRIC_LABELS, ROW_COLOURS, SMALLEST_PT, legend_outside, panels, ternary
+from ..plots import MAX_WIDTH_IN, METRIC_COLOURS, METRIC_LABELS, ROW_COLOURS, SMALLEST_PT, legend_outside, panels, readable, ternary
 from ...math.metrics import CURVES
 
 
+@readable
 def witness_figure(rows: dict[str, np.ndarray]):
     """Figure 1: the witness rows with the sink (bars), without it (bars), and on the simplex."""
     fig = plt.figure(figsize=(MAX_WIDTH_IN, 8.4))
@@ -36,6 +37,7 @@ def witness_figure(rows: dict[str, np.ndarray]):
     return fig
 
 
+@readable
 def reversal_region_figure(q_positions: np.ndarray, reversed_mask: np.ndarray, p: np.ndarray, r: np.ndarray, rate: float):
     """Figure 6: third-row positions, red where the cosine verdict reverses between conventions."""
     fig = plt.figure(figsize=(8, 5.5))
@@ -51,6 +53,7 @@ def reversal_region_figure(q_positions: np.ndarray, reversed_mask: np.ndarray, p
     return fig
 
 
+@readable
 def entropy_layers_figure(summaries: dict[str, dict[str, np.ndarray]]):
     """Figure 2: per-layer entropy ``H`` and ``C_A^⊥`` (twin axis), sink mass dotted; the legend under the panels."""
     fig, axes = panels(len(summaries), 4.2)
@@ -71,6 +74,7 @@ def entropy_layers_figure(summaries: dict[str, dict[str, np.ndarray]]):
     return fig
 
 
+@readable
 def calibration_figure(curves: dict, metrics=CURVES, ax=None):
     """Figure 3's curves: reversal rate against sink mass, solid ``α = 0.1``, dashed ``α = 1``."""
     if ax is None:
