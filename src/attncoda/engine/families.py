@@ -265,13 +265,14 @@ def page(data: dict) -> str:
 
 
 def _escaped(text: str) -> str:
-    r"""An error's text as plain Markdown table text: every character Markdown or HTML would read escaped, on one line.
+    r"""An error's text as plain Markdown table text: on one line, every character Markdown or HTML would read escaped,
+    and backticks as plain quotes (a reason cut short can hold one unmatched).
 
     >>> print(_escaped("a <class> | `b` *c*"))
-    a \<class\> \| \`b\` \*c\*
+    a \<class\> \| 'b' \*c\*
     """
-    out = text.replace("\\", "\\\\").replace("\n", " ")
-    for ch in "`*_<>[]|{}#!$":
+    out = text.replace("\\", "\\\\").replace("\n", " ").replace("`", "'")
+    for ch in "*_<>[]|{}#!$":
         out = out.replace(ch, "\\" + ch)
     return out
 

@@ -105,10 +105,14 @@ class AttentionMonitor:
 
     Notes
     -----
-    Cost, measured (``benchmarks/monitor_cost.py``, ``benchmarks/results/monitor_cost.json``: 300 steps, every 100,
-    5 repeats, 2 CPU cores): a watched step over a plain one is 0.97 [0.92, 1.02], 1.08 [0.96, 1.22] and 0.98 [0.91,
-    1.06] (95 % intervals) on the collapse suite's three GPT-2 sizes, so the monitor's cost is indistinguishable from
-    none at that rate. Each observation is one forward pass of the probe without gradients.
+    Cost: indistinguishable from none at one observation every 100 steps. A watched step over a plain one, with 95 %
+    intervals, on the collapse suite's three GPT-2 sizes:
+
+    - 0.97 [0.92, 1.02], 1.08 [0.96, 1.22] and 0.98 [0.91, 1.06];
+    - measured by ``benchmarks/monitor_cost.py`` (``benchmarks/results/monitor_cost.json``): 300 steps, 5 repeats,
+      2 CPU cores.
+
+    Each observation is one forward pass of the probe without gradients.
 
     A new monitor appends to ``log`` and measures its shares from its own first observation; :meth:`restart` empties
     the log first, :meth:`resume` keeps a resumed run's earlier observations and measures from the log's first.

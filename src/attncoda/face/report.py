@@ -263,12 +263,14 @@ def tex(label: str) -> str:
     --------
     >>> print(tex("d_A^⊥ retention"), tex("total d_A"), tex("ρ_A"))
     \(d_A^\perp\) retention total \(d_A\) \(\rho_A\)
+    >>> print(tex("synthetic/table4/d_A/sink"))  # a key in a results file's path is a name, not notation
+    synthetic/table4/d_A/sink
     """
     import re
 
     if not isinstance(label, str):
         return label
-    return re.sub("|".join(rf"(?<!\\\(){re.escape(k)}" for k in TEX), lambda m: TEX[m.group(0)], label)  # not twice
+    return re.sub("|".join(rf"(?<!\\\()(?<!/){re.escape(k)}" for k in TEX), lambda m: TEX[m.group(0)], label)  # not twice, not in a path
 
 
 def dollar_math(text: str) -> str:
