@@ -565,10 +565,34 @@ def capture_into(backbone, acc, extra=None):
     feeds = [getattr(a, name) for a in (extra, acc) if a is not None]
 
     def feed(*args) -> None:
+        _check_layer(acc, args[0], args[-1].shape if score_path else args[1].shape, score_path)
         for f in feeds:
             f(*args)
 
     return (capture_scores(backbone, feed, causal=getattr(acc, "causal", None)) if score_path else capture_attention(backbone, feed)), score_path
+
+
+def _check_layer(acc, layer: int, shape, score_path: bool) -> None:
+    """Stop, in one line, where a captured layer does not have the shape the model's config promised the accumulator:
+    more attention modules than layers, or weights that are not ``(windows, heads, L, L)`` (a family whose attention is
+    not one self-attention per layer in that form: cross-attention in a decoder, heads folded into the batch, a
+    decoder's own head count, tokens added inside the model, local attention blocks)."""
+    from .capture import CaptureError
+
+    sums = getattr(acc, "sums", None)
+    if sums is None:  # an accumulator without a layer grid checks its own input
+        return
+    layers, heads = sums.shape[:2]
+    advice = "this family's attention is not the one self-attention per layer its config describes; report the model's family"
+    if layer >= layers:
+        raise CaptureError(f"it has more attention modules than its config's {layers} layers (cross-attention, or attention "
+                           f"outside the layer stack): {advice}")
+    if score_path:
+        if len(shape) != 4 or shape[-3] > heads:  # the score path may hand a layer's heads in blocks
+            raise CaptureError(f"attention layer {layer} gave scores of shape {tuple(shape)} where its config names {heads} heads: {advice}")
+    elif len(shape) != 4 or shape[-3] != heads or (not getattr(acc, "virtual", 0) and tuple(shape[-2:]) != (acc.length, acc.length)):
+        raise CaptureError(f"attention layer {layer} gave weights of shape {tuple(shape)} where its config promises "
+                           f"(windows, {heads}, {acc.length}, {acc.length}): {advice}")
 
 
 def _vision_length(loaded, one) -> int:
