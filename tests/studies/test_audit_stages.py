@@ -78,7 +78,7 @@ def test_the_simulated_error_rate_stays_at_or_below_the_level():
     assert data["look_level"] == audit_stages.look_level(2) and len(data["configs"]) == len(audit_stages.SIMULATED)
     truths = sorted(c["true_rate"] for c in data["configs"])
     assert truths[0] < data["threshold"] < truths[-1], "synthetic models on both sides of the threshold"
-    assert all(c["error_rate"] <= 1 - audit_stages.LEVEL for c in data["configs"]), data["configs"]
+    assert all(c["error_rate"] <= 1 - audit_stages.CONFIDENCE for c in data["configs"]), data["configs"]
     small = audit_stages.simulate([(0.08, 0.1)], audits=5, truth_draws=20)
     assert small["configs"][0]["audits"] == 5 and 0 <= small["configs"][0]["error_rate"] <= 1
 
@@ -127,7 +127,7 @@ def test_the_simulated_gates_disagree_at_most_5_percent():
     the simulation this code runs (a few audits, rerun here)."""
     data = json.loads(audit_stages.data_file(audit_stages.GATE_FILE).read_text())
     assert len(data["cells"]) == len(audit_stages.GATE_SIMULATED) * len(audit_stages.GATE_OFFSETS)
-    assert data["largest_disagreement"] == max(c["disagreement"] for c in data["cells"]) <= 1 - audit_stages.LEVEL
+    assert data["largest_disagreement"] == max(c["disagreement"] for c in data["cells"]) <= 1 - audit_stages.CONFIDENCE
     assert any(c["decided_at_look_1"] > 0.25 for c in data["cells"]), "the early look decided the gate often somewhere"
     small = audit_stages.simulate_gate([(0.1, 0.1)], offsets=(0.0,), audits=3)
     assert small["cells"][0]["audits"] == 3 and 0 <= small["cells"][0]["disagreement"] <= 1

@@ -26,19 +26,19 @@ import numpy as np
 
 from ..base.protocol import N_TRIPLES, N_WINDOWS, WINDOW_LENGTH
 
-LEVEL = 0.95
-"""The audit's overall confidence: its chance of advising the wrong side is at most ``1 − LEVEL``."""
+CONFIDENCE = 0.95
+"""The audit's overall confidence: its chance of advising the wrong side is at most ``1 − CONFIDENCE``."""
 STAGES = (N_WINDOWS // 4, N_WINDOWS)
 """Windows per seed at each look of the default sample."""
 
 
 def look_level(looks: int) -> float:
-    """Each look's confidence when ``1 − LEVEL`` is split evenly over ``looks`` planned looks.
+    """Each look's confidence when ``1 − CONFIDENCE`` is split evenly over ``looks`` planned looks.
 
     >>> look_level(1), look_level(2)
     (0.95, 0.975)
     """
-    return 1 - (1 - LEVEL) / looks
+    return 1 - (1 - CONFIDENCE) / looks
 
 
 def data_file(name: str) -> Path:
@@ -157,14 +157,14 @@ def final_gate(reading, bound: float, look: int, looks: int, too_few: str | None
     from .audit import fail_above_rule, t_interval
 
     if too_few:
-        return {"fail_above": bound, "failed": True, "look": look, "looks": looks, "level": LEVEL, "margin": 0.0,
+        return {"fail_above": bound, "failed": True, "look": look, "looks": looks, "level": CONFIDENCE, "margin": 0.0,
                 "rule": f"{too_few}, so the rate cannot be shown to stay at or below {bound}"}
     interval = reading.interval
-    if reading.level != LEVEL and len(reading.per_seed) > 1 and all(map(math.isfinite, reading.per_seed)):
-        interval = t_interval(reading.per_seed, LEVEL)
+    if reading.level != CONFIDENCE and len(reading.per_seed) > 1 and all(map(math.isfinite, reading.per_seed)):
+        interval = t_interval(reading.per_seed, CONFIDENCE)
     where = "the whole sample" if looks == 1 else f"look {look} of {looks}" + (", the whole sample" if look == looks else "")
-    return fail_above_rule(interval, bound) | {"look": look, "looks": looks, "level": LEVEL, "margin": 0.0,
-                                               "decided": f"decided at {where}, at {100 * LEVEL:g} % as --full"}
+    return fail_above_rule(interval, bound) | {"look": look, "looks": looks, "level": CONFIDENCE, "margin": 0.0,
+                                               "decided": f"decided at {where}, at {100 * CONFIDENCE:g} % as --full"}
 
 
 def stop_reason(looks: list[dict], planned: int) -> str:
@@ -268,7 +268,7 @@ def simulate(configs, audits: int = 500, seeds: int = 3, threshold: float = 0.07
         out.append({"sink_mass": sink_mass, "alpha": alpha, "true_rate": truth, "wrong_side": wrong_side, "audits": audits, "wrong": wrong,
                     "error_rate": wrong / audits, "error_upper_95": wilson(wrong, audits, 1.645)[1],
                     "stopped_at_look_1": sum(k == 1 for k, _ in outcomes) / audits, "undecided": sum(a == "undecided" for _, a in outcomes) / audits})
-    return {"level": LEVEL, "looks": len(STAGES), "look_level": level, "threshold": threshold, "seeds": seeds, "configs": out,
+    return {"level": CONFIDENCE, "looks": len(STAGES), "look_level": level, "threshold": threshold, "seeds": seeds, "configs": out,
             "largest_error_rate": max(c["error_rate"] for c in out)}
 
 
@@ -301,7 +301,7 @@ def gate_verdicts(early, whole, bound: float, threshold: float = 0.075, margin: 
     from .audit import ReversalReading, fail_above_rule, t_interval
 
     level = look_level(len(STAGES))
-    full = fail_above_rule(t_interval(whole, LEVEL), bound)["failed"]
+    full = fail_above_rule(t_interval(whole, CONFIDENCE), bound)["failed"]
     if decide(early, threshold, level, margin) in ("matters", "small"):
         reading = ReversalReading(float(np.mean(early)), t_interval(early, level), "", list(early), 1, level)
         gate = early_gate(reading, bound, margin, 1, len(STAGES))
@@ -334,7 +334,7 @@ def simulate_gate(configs, offsets=GATE_OFFSETS, audits: int = 200, seeds: int =
                         "disagreement": differ / audits, "disagreement_upper_95": wilson(differ, audits, 1.645)[1],
                         "decided_at_look_1": sum(early_decided for *_, early_decided in verdicts) / audits,
                         "failed_full": sum(f for _, f, _ in verdicts) / audits})
-    return {"level": LEVEL, "look_level": look_level(len(STAGES)), "threshold": threshold, "seeds": seeds, "offsets_points": list(offsets),
+    return {"level": CONFIDENCE, "look_level": look_level(len(STAGES)), "threshold": threshold, "seeds": seeds, "offsets_points": list(offsets),
             "cells": out, "largest_disagreement": max(c["disagreement"] for c in out),
             "largest_disagreement_upper_95": max(c["disagreement_upper_95"] for c in out)}
 
