@@ -36,6 +36,13 @@ def test_the_counts_are_the_rows(table):
             assert r["largest_difference"] <= 1e-3, r["family"]
 
 
+def test_every_refusal_is_the_capture_s_own_one_line_reason(table):
+    """A refused family stops with a designed reason (the capture's CaptureError), never numpy's or torch's error from
+    inside the accumulator."""
+    raw = {r["family"]: r["reason"] for r in table["families"] if r["outcome"] == "refused" and not r["reason"].startswith("CaptureError: ")}
+    assert not raw
+
+
 def test_the_book_page_is_the_table(table):
     assert (ROOT / families.PAGE).read_text() == families.page(table)
 
@@ -49,8 +56,27 @@ def test_the_learned_sink_families_are_those_that_pass_one():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("family", ["gpt2", "gpt_oss", "granite_swa", "mpnet", "bart", "gemma2", "mimo_v2_flash"])
+@pytest.mark.parametrize("family", ["gpt2", "gpt_oss", "granite_swa", "mpnet", "bart", "gemma2", "mimo_v2_flash", "pegasus", "funnel", "trocr"])
 def test_a_family_tried_again_gives_its_row(table, family):
     row = next(r for r in table["families"] if r["family"] == family)
     again = families.try_family(family, row["kind"])
     assert (again["outcome"], again["reason"], again["path"], again["learned_sink"]) == (row["outcome"], row["reason"], row["path"], row["learned_sink"])
+
+
+@pytest.mark.parametrize("layer, shape, words", [
+    (2, (3, 4, 8, 8), "more attention modules than its config's 2 layers"),
+    (0, (12, 8, 8), "shape (12, 8, 8) where its config promises (windows, 4, 8, 8)"),
+    (0, (3, 16, 8, 8), "shape (3, 16, 8, 8)"),
+    (1, (3, 4, 16, 16), "layer 1 gave weights of shape (3, 4, 16, 16)"),
+])
+def test_a_layer_of_another_shape_stops_in_one_line(layer, shape, words):
+    import re
+
+    from attncoda.engine.capture import CaptureError
+    from attncoda.engine.signatures import SignatureAccumulator, _check_layer
+
+    acc = SignatureAccumulator(2, 4, 8, True, (0,), eps_values=())
+    _check_layer(acc, 1, (3, 4, 8, 8), False)  # the promised shape passes
+    with pytest.raises(CaptureError, match=re.escape(words)) as err:
+        _check_layer(acc, layer, shape, False)
+    assert "\n" not in str(err.value) and "report the model's family" in str(err.value)
