@@ -65,6 +65,7 @@ def test_wilson_interval():
     assert lo == 0 and 0 < hi < 0.35
 
 
+@pytest.mark.slow  # over 3 s: make test runs it, make check leaves it (held under 120 s in CI)
 def test_the_report_is_a_typed_result_that_round_trips_through_its_json(tiny_env):
     from attncoda.studies.audit import AuditReport, recommend, render
 
@@ -103,6 +104,7 @@ def test_audit_refuses_what_cannot_give_an_interval(tiny_env, argv, message):
     assert done.returncode != 0 and message in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow  # over 3 s: make test runs it, make check leaves it (held under 120 s in CI)
 def test_fail_above_exits_1_when_the_interval_lies_above_and_says_which_rule_fired(tiny_env):
     high = _audit(tiny_env, "--model", str(tiny_env["llama"]), "--seeds", "0", "1", "--format", "json", "--fail-above", "0")
     data = json.loads(high.stdout)
@@ -113,6 +115,7 @@ def test_fail_above_exits_1_when_the_interval_lies_above_and_says_which_rule_fir
     assert 0 <= data["reversal"]["interval"][0] <= data["reversal"]["interval"][1] <= 1
 
 
+@pytest.mark.slow  # over 3 s: make test runs it, make check leaves it (held under 120 s in CI)
 def test_the_report_says_where_attention_goes_over_every_row_and_uses_the_chosen_sink_throughout(tiny_env):
     default = json.loads(_audit(tiny_env, "--model", str(tiny_env["llama"]), "--seeds", "0", "--format", "json").stdout)
     assert default["top_tokens"] is not None and 0 <= default["recent_mass"] <= 1 and "every row" in default["where_from"]

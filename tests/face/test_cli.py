@@ -1,6 +1,8 @@
 import subprocess
 import sys
 
+import pytest
+
 from attncoda.face.cli import main, parse_value
 
 
@@ -45,6 +47,7 @@ BAD_INPUTS = [
 ]
 
 
+@pytest.mark.slow  # over 3 s: make test runs it, make check leaves it (held under 120 s in CI)
 def test_bad_input_is_one_line_that_names_the_value_before_anything_starts():
     """A table of what a new user types wrong: every answer is one line, names the bad value, and no kernel or model starts."""
     for argv, expected in BAD_INPUTS:
@@ -54,6 +57,7 @@ def test_bad_input_is_one_line_that_names_the_value_before_anything_starts():
         assert expected in done.stderr, (argv, done.stderr)
 
 
+@pytest.mark.slow  # over 3 s: make test runs it, make check leaves it (held under 120 s in CI)
 def test_an_unreachable_scheduler_is_one_line_after_any_notes():
     """``book --scheduler`` with nobody listening is one line naming the address, said before any chapter is
     planned (so before the notes on which offline models a small book leaves out, or the refusal of a chapter that

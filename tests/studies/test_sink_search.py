@@ -95,6 +95,7 @@ def test_an_unknown_setting_is_refused_in_one_line():
         training.SuiteRun("s", 64, 4, 4, seed=0, optimizer="lion")
 
 
+@pytest.mark.slow  # over 3 s: make test runs it, make check leaves it (held under 120 s in CI)
 def test_document_windows_hold_one_document_and_mask_what_follows(tmp_path, monkeypatch):
     monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path))
     tok = training.suite_tokenizer()
