@@ -41,6 +41,17 @@ def test_the_committed_comparison_is_what_the_page_states():
             assert chapter in sentence.split("Numbers moved in")[1].split(".")[0], f"{chapter}'s numbers moved and the sentence must name it"
 
 
+def test_the_page_s_table_sets_each_place_in_a_results_file_as_code():
+    """A place such as ``synthetic/table4/d_A/sink/worst`` is a path of keys, not notation: the page shows it as code."""
+    path = ROOT / "data" / "verify" / "cross_cpu.json"
+    table = reproducibility.cross_cpu_markdown(path).splitlines()
+    rows = reproducibility.cross_cpu_rows(path)
+    assert len(table) == len(rows) + 2 and table[0].startswith("| chapter |")
+    for line, row in zip(table[2:], rows):
+        assert line.startswith(f"| {row['chapter']} |") and (row["where"] == "—" or f"`{row['where']}`" in line)
+    assert reproducibility.cross_cpu_markdown(path.with_name("absent.json")) == "No two-CPU comparison is committed."
+
+
 def test_a_relative_change_has_a_floor_so_numbers_near_zero_do_not_lead():
     before = {"x": {"m": {"p": 1e-5, "perplexity": 100.0}}}
     after = {"x": {"m": {"p": 2e-5, "perplexity": 104.0}}}

@@ -85,6 +85,18 @@ def cross_cpu_rows(path) -> list[dict]:
             for chapter, c in rec["chapters"].items()]
 
 
+def cross_cpu_markdown(path) -> str:
+    """:func:`cross_cpu_rows` as a Markdown table, each ``where`` (a place in a results file, whose keys can read like
+    notation: ``synthetic/table4/d_A/…``) set as code; a line saying so when no comparison is committed."""
+    rows = cross_cpu_rows(path)
+    if not rows:
+        return "No two-CPU comparison is committed."
+    columns = list(rows[0])
+    cell = lambda k, v: f"`{v}`" if k == "where" and v != "—" else str(v)
+    return "\n".join(["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns),
+                      *("| " + " | ".join(cell(k, v) for k, v in row.items()) + " |" for row in rows)])
+
+
 def cross_cpu_sentence(path) -> str:
     """What the two-CPU comparison says, in short sentences: which records, how many scorecard verdicts moved, every
     chapter whose numbers moved with its median and largest relative change, and which chapters moved a reading."""
