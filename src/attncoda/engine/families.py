@@ -160,7 +160,7 @@ def try_family(model_type: str, kind: str) -> dict:
     import torch
 
     from .capture import CaptureError
-    from .capture_check import compare
+    from .capture_check import compare, failure
     from .models import LoadedModel, ModelInfo, attention_window, default_sink, is_encoder
     from .score_capture import learned_sinks, score_path_reason
     from .signatures import SignatureAccumulator, capture_into, sink_positions, virtual_parts
@@ -193,8 +193,7 @@ def try_family(model_type: str, kind: str) -> dict:
             found = compare(loaded, ids[:1])
             row["largest_difference"] = found.largest
             if not found.passed:
-                raise CaptureError(f"the capture's forward differs from the model's own by {found.largest:.3g} from attention layer "
-                                   f"{found.first_layer} ({found.first_module})")
+                raise CaptureError(failure(found))
             virtual = virtual_parts(sink)
             parts = sink_positions("first", LENGTH, virtual=virtual) if sink != "learned" else (0,)
             acc = SignatureAccumulator(info.layers, info.heads, LENGTH, causal, parts, eps_values=(), virtual=virtual)
