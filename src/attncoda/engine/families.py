@@ -60,6 +60,8 @@ SIZES = {
     "vocab_size": 256, "max_position_embeddings": 128, "n_positions": 128, "n_ctx": 128,
     "num_local_experts": 4, "num_experts": 4, "n_routed_experts": 4, "num_experts_per_tok": 2, "n_shared_experts": 1,
     "moe_topk": 2, "first_k_dense_replace": 1,
+    "decoder_attention_heads": 4, "encoder_attention_heads": 4, "decoder_layers": 2, "encoder_layers": 2,
+    "decoder_ffn_dim": 64, "encoder_ffn_dim": 64,
 }
 """The size fields a shrunk config gets, where the family's config has them."""
 OUTCOMES = ("supported", "refused", "not built")
