@@ -112,3 +112,25 @@ def test_reachable_modules_follow_relative_imports_inside_functions_and_the_pack
     assert {"attncoda", "attncoda.studies", "attncoda.studies.pruning", "attncoda.studies.redundancy", "attncoda.math.coda",
             "attncoda.base.protocol"} <= set(reached)
     assert "attncoda.engine.perplexity" not in reached, "pruning's readings are math: they import no model code"
+
+
+def test_the_version_tag_is_named_with_the_commits_since_it(tmp_path):
+    """``git_describe``: nothing without a version tag, the tag on its commit, and how far a later commit is past it."""
+    import subprocess
+
+    from attncoda.base.provenance import version_tag
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "a").write_text("1")
+    git("add", "a")
+    git("commit", "-qm", "one")
+    git("tag", "not-a-version")
+    assert version_tag(tmp_path) is None
+    git("tag", "-a", "v0.1.0", "-m", "the first")
+    assert version_tag(tmp_path) == "v0.1.0"
+    (tmp_path / "a").write_text("2")
+    git("commit", "-qam", "two")
+    assert re.fullmatch(r"v0\.1\.0-1-g[0-9a-f]{12}", version_tag(tmp_path))

@@ -84,3 +84,19 @@ def test_a_learned_sink_logit_on_the_wrong_head_is_refused(tmp_path, monkeypatch
     monkeypatch.setattr(score_capture, "_with_sink", lambda z, sink, heads: real(z, sink.flip(0), heads))
     found = capture_check.compare(loaded, _window(loaded))
     assert not found.passed and found.first_layer == 0
+
+
+def test_outputs_alone_do_not_pass_on_the_score_path(tmp_path, monkeypatch):
+    """A model whose own forward returns no attention weights: on the score path its outputs come from sdpa, not from
+    the captured rows, so agreeing outputs vouch for nothing and the check refuses in one line; nothing is remembered."""
+    monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "cache"))
+    loaded = load_model(str(save_tiny("llama", tmp_path / "llama")))
+    real = capture_check._outputs
+    monkeypatch.setattr(capture_check, "_outputs", lambda *a, **k: (*real(*a, **k)[:2], None))
+    found = capture_check.compare(loaded, _window(loaded))
+    assert found.largest < 1e-5 and found.rows_compared == 0 and found.rows_needed and not found.passed
+    with pytest.raises(CaptureError, match="returned no attention weights to compare the captured rows with") as err:
+        capture_check.check_capture(loaded, _window(loaded))
+    assert "\n" not in str(err.value) and not (tmp_path / "cache" / "capture_checks").exists()
+    monkeypatch.setattr(capture_check, "_outputs", real)
+    assert capture_check.compare(loaded, _window(loaded)).rows_compared == loaded.info.layers

@@ -80,3 +80,15 @@ def test_a_layer_of_another_shape_stops_in_one_line(layer, shape, words):
     with pytest.raises(CaptureError, match=re.escape(words)) as err:
         _check_layer(acc, layer, shape, False)
     assert "\n" not in str(err.value) and "report the model's family" in str(err.value)
+    with pytest.raises(CaptureError, match="^org/model: "):
+        _check_layer(acc, layer, shape, False, "org/model")
+
+
+def test_the_score_path_may_hand_a_layer_s_heads_in_blocks_but_not_more_heads():
+    from attncoda.engine.capture import CaptureError
+    from attncoda.engine.signatures import SignatureAccumulator, _check_layer
+
+    acc = SignatureAccumulator(2, 4, 8, True, (0,), eps_values=())
+    _check_layer(acc, 0, (3, 2, 8, 8), True)  # two of its four heads
+    with pytest.raises(CaptureError, match=r"layer 0 gave scores of shape \(3, 6, 8, 8\) where its config names 4 heads"):
+        _check_layer(acc, 0, (3, 6, 8, 8), True)

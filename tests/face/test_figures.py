@@ -105,7 +105,8 @@ def test_importing_the_figures_leaves_the_reader_s_matplotlib_settings_alone():
     import sys
 
     code = ("import matplotlib; before = dict(matplotlib.rcParams); "
-            "import attncoda.face.plots, attncoda.face.figures.theory, attncoda.face.figures.pruning; "
+            "import attncoda.face.plots, attncoda.face.figures.theory, attncoda.face.figures.pruning, attncoda.face.figures.measurement, "
+            "attncoda.face.figures.collapse, attncoda.face.figures.clustering; "
             "print(sorted(k for k, v in matplotlib.rcParams.items() if before[k] != v))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

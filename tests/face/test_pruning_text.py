@@ -79,6 +79,10 @@ def test_the_largest_single_sets_are_named_with_what_decides_them():
     worst = max((s for s in r.scored if s.kind == "metric"), key=lambda s: s.perplexity)
     assert sentence.startswith("The largest single prune sets:\n\n- fake, ") and text.ppl(worst.perplexity) in sentence
     assert f"(seed {worst.seed}, draw {worst.draw})" in sentence and text.DECIDERS["metric"] in sentence
+    from attncoda.studies import pruning_readings as pr
+
+    cells = len(pr.blow_ups(results.values(), top=10**6))
+    assert sentence.count("\n- ") == min(pr.TOP_BLOW_UPS, cells) > 1  # the page lists as many as the results file records
 
 
 def test_pairs_that_cannot_reach_the_level_are_not_called_indistinguishable():

@@ -214,7 +214,7 @@ def pruning(js_vs_random=("better than random", 0.5), contrast=(0.7, 0.01), base
     cells = [{"metric": "js_keep", "sparsity": 0.2, "seed_medians": [2500.0, 2600.0, 2700.0], "direction": js_vs_random[0],
               "p_holm": js_vs_random[1]}]
     ratio, p = contrast
-    contrasts = [{"a": "js_keep", "b": "content", "ratio": ratio, "low": ratio * 0.9, "high": ratio * 1.1, "p_holm": p}]
+    contrasts = [{"a": "js_keep", "b": "content", "sparsity": 0.2, "ratio": ratio, "low": ratio * 0.9, "high": ratio * 1.1, "p_holm": p}]
     return {"pruning": {"m": {"scored": [{"kind": "base", "perplexity": base}], "readings": {"cells": cells, "contrasts": contrasts}}}}
 
 
@@ -229,16 +229,19 @@ def test_the_channel_claim_holds_in_either_direction():
     assert verdict("channel", pruning(contrast=(0.95, 0.4))) == U
 
 
-def test_the_channel_number_follows_the_intervals_not_tied_p_values():
-    """Two decided cells with the same Holm p (the permutation floor): the unit is the one whose interval lies farther
-    from 1, whichever comes first, and a p-value moving by one permutation does not change it."""
+def test_the_channel_unit_is_the_cell_at_the_paper_s_sparsity():
+    """Like the paper's units: the contrast at PRUNING_SPARSITY decides and gives the interval, whatever the other
+    sparsities show and in whatever order the contrasts come (a larger separation elsewhere is not picked)."""
     record = pruning()
-    near = {"a": "js_keep", "b": "content", "ratio": 0.77, "low": 0.68, "high": 0.86, "p_holm": 0.0072}
-    far = {"a": "js_keep", "b": "content", "ratio": 0.33, "low": 0.2, "high": 0.54, "p_holm": 0.0072}
-    for contrasts in ([near, far], [far, near], [near, {**far, "p_holm": 0.0124}]):
+    at = {"a": "js_keep", "b": "content", "sparsity": read.PRUNING_SPARSITY, "ratio": 0.91, "low": 0.67, "high": 1.3, "p_holm": 1.0}
+    far = {"a": "js_keep", "b": "content", "sparsity": 0.3, "ratio": 0.33, "low": 0.2, "high": 0.54, "p_holm": 0.0072}
+    for contrasts in ([at, far], [far, at]):
         record["pruning"]["m"]["readings"]["contrasts"] = contrasts
         (unit,) = read.channel_units(record)
-        assert (unit.side, round(unit.low, 6), round(unit.high, 6)) == (1, round(-math.log(0.54), 6), round(-math.log(0.2), 6))
+        assert (unit.side, unit.low, round(unit.high, 6)) == (0, 0.0, round(math.log(1 / 0.67), 6))
+    record["pruning"]["m"]["readings"]["contrasts"] = [{**at, "p_holm": 0.01, "low": 0.42, "high": 0.85}, far]
+    (unit,) = read.channel_units(record)
+    assert unit.side == 1 and round(unit.low, 6) == round(-math.log(0.85), 6)
 
 
 def test_clustering_needs_sep_heads():
@@ -274,7 +277,7 @@ def test_a_chapter_is_judged_on_its_own_results_only():
     assert [v.claim for v in verdicts] == list(sc.CHAPTER_CLAIMS["pruning"])
     one = {"smollm2-135m": copy.deepcopy(record["pruning"]["smollm2-135m"])}
     channel = sc.chapter_verdicts("pruning", one, PAPER)[1]
-    assert [u[0] for u in channel.ours["units"]] == ["smollm2-135m"]
+    assert [u[0] for u in channel.ours["units"]] == [f"smollm2-135m at {read.PRUNING_SPARSITY:.0%}"]
 
 
 def test_the_within_run_trend_is_a_sign_test_over_runs():

@@ -132,6 +132,12 @@ def _git(*args: str, where: Path = PACKAGE_DIR) -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
+def version_tag(where: Path = PACKAGE_DIR) -> str | None:
+    """``git describe`` against the version tags (``v`` and a digit): the tag itself on a tagged commit, else the tag,
+    the commits since it and the commit (``v0.1.0-3-g0123456789ab``); None without a tag or a git checkout."""
+    return _git("describe", "--tags", "--match", "v[0-9]*", "--abbrev=12", where=where) or None
+
+
 def code_version(package_dir: Path = PACKAGE_DIR) -> dict:
     """The package version, the hash of its whole source, the package modules this process's numbers can come from
     (:func:`reachable_modules` of those it has imported) with :func:`modules_sha256` of them, and, in a git checkout,
@@ -139,6 +145,8 @@ def code_version(package_dir: Path = PACKAGE_DIR) -> dict:
 
     ``clean`` is True when ``git status --porcelain -- src notebooks``, run at the repository's top folder (git reads
     pathspecs relative to the folder it runs in), lists nothing: no tracked file changed and no untracked file added.
+    ``git_describe`` names the newest version tag (``v0.1.0``) and how far the commit is past it (``v0.1.0-3-g…``),
+    where the history holds one.
     """
     modules = reachable_modules(loaded_modules(), package_dir)
     info = {"attncoda": installed_version("attncoda"), "source_sha256": source_sha256(package_dir), "modules": modules,
@@ -149,6 +157,8 @@ def code_version(package_dir: Path = PACKAGE_DIR) -> dict:
         changed = _git("status", "--porcelain", "--untracked-files=all", "--", "src", "notebooks", where=Path(top))
         info["git_commit"] = commit
         info["clean"] = changed == ""
+        if described := version_tag(package_dir):
+            info["git_describe"] = described
     return info
 
 

@@ -223,7 +223,7 @@ def attention_maps(model: str, seeds, n: int, length: int, sink, batch_size: int
         acc = AttentionMapAccumulator(loaded.info.layers, spec.length, loaded.info.causal, sink, chosen=tuple(own) != sink, virtual=virtual)
         batches = range(0, len(ids), spec.batch_size)
         steps = Steps(f"{loaded.info.name} seed {job}: where attention goes, batches of {spec.batch_size} windows", len(batches))
-        capture, _ = capture_into(loaded.backbone, acc)
+        capture, _ = capture_into(loaded.backbone, acc, model=loaded.info.name)
         with torch.inference_mode(), capture:
             for done, start in enumerate(batches, 1):
                 acc.ids = ids[start : start + spec.batch_size]

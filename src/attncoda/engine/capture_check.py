@@ -28,7 +28,7 @@ TOLERANCE = {"float32": 1e-3, "bfloat16": 5e-2, "float16": 5e-2}
 per loaded dtype. sdpa and eager attention agree to float32 rounding, which grows through the layers to about 1e-6 of
 the largest value on the default models (``tests/engine/test_capture_check.py`` prints each); a capture that changes a
 layer's computation moves it by far more (a learned sink ignored: order 1)."""
-CHECK_VERSION = 2
+CHECK_VERSION = 3
 """Part of a passed check's cache key: a change to what the check compares asks every model again."""
 CAPTURE_MODULES = ("attncoda.engine.capture", "attncoda.engine.score_capture", "attncoda.engine.capture_check")
 """The code a passed check vouches for: its source hash is part of the cache key, with the transformers version."""
@@ -43,10 +43,15 @@ class CaptureCheck:
     first_layer: int | None
     first_module: str | None
     tolerance: float
+    rows_compared: int = 0
+    """Attention layers whose measured rows were compared with the model's own weights."""
+    rows_needed: bool = False
+    """Whether the rows must be compared: on the score path the outputs come from sdpa, not from the captured scores,
+    so outputs alone vouch for nothing the project measures."""
 
     @property
     def passed(self) -> bool:
-        return self.largest <= self.tolerance
+        return self.largest <= self.tolerance and (self.rows_compared > 0 or not self.rows_needed)
 
 
 def relative_difference(own, other) -> float:
@@ -160,11 +165,11 @@ def compare(loaded, window) -> CaptureCheck:
     except Exception:  # noqa: BLE001: a model that cannot return its weights is compared on its outputs alone
         own_layers, own_last, own_weights = _outputs(loaded, window)
     rows = _Rows(len(names), loaded.info.causal, int(learned_sinks(loaded.backbone)))
-    capture, _ = capture_into(loaded.backbone, rows)
+    capture, score_path = capture_into(loaded.backbone, rows)
     cap_layers, cap_last, _ = _outputs(loaded, window, capture)
     tolerance = TOLERANCE.get(load_options()[0], TOLERANCE["float32"])
     weights = list(own_weights) if own_weights is not None and len(own_weights) == len(names) else [None] * len(names)
-    first, largest = None, 0.0
+    first, largest, compared = None, 0.0, 0
     for i, (a, b, w) in enumerate(zip(own_layers, cap_layers, weights)):
         gaps = [relative_difference(a, b)] if a is not None and b is not None else []
         measured = rows.rows(i)
@@ -173,13 +178,14 @@ def compare(loaded, window) -> CaptureCheck:
             if rows.virtual and bool(((w.sum(-1) - 1).abs() < 1e-3).all()):  # weights re-closed over the keys (Granite's)
                 measured = measured / measured.sum(-1, keepdim=True)
             gaps.append(relative_difference(w, measured))
+            compared += 1
         if not gaps:
             continue
         largest = max(largest, *gaps)
         if first is None and max(gaps) > tolerance:
             first = i
     largest = max(largest, relative_difference(own_last, cap_last))
-    return CaptureCheck(largest, first, names[first] if first is not None else None, tolerance)
+    return CaptureCheck(largest, first, names[first] if first is not None else None, tolerance, compared, score_path)
 
 
 def torch_tensor(x) -> bool:
@@ -188,16 +194,32 @@ def torch_tensor(x) -> bool:
     return torch.is_tensor(x)
 
 
-def _passed_path(info):
+def _passed_path(loaded):
     from ..base.paths import cache_dir, slug
 
     import transformers
 
     from ..base.provenance import modules_sha256
 
-    code = modules_sha256(CAPTURE_MODULES)  # a change to the capture, or a new transformers, asks every model again
-    key = hashlib.sha256(f"{info.weights_sha256}|{info.architecture}|v{CHECK_VERSION}|{code}|{transformers.__version__}".encode()).hexdigest()[:24]
+    import torch
+
+    info = loaded.info
+    code = modules_sha256(CAPTURE_MODULES)  # a change to the capture, a new transformers or torch, or another device asks again
+    key = hashlib.sha256(f"{info.weights_sha256}|{info.architecture}|v{CHECK_VERSION}|{code}|{transformers.__version__}|"
+                         f"{torch.__version__}|{loaded.input_device.type}".encode()).hexdigest()[:24]
     return cache_dir() / "capture_checks" / slug(info.name) / f"{key}.json"
+
+
+def failure(found: CaptureCheck) -> str:
+    """Why ``found`` did not pass, in one line (after the model's name)."""
+    if found.largest <= found.tolerance:
+        return ("the model returned no attention weights to compare the captured rows with, and its outputs cannot vouch "
+                "for them (on the score path they come from sdpa, not from the rows): report the model's family")
+    where = (f"from attention layer {found.first_layer} ({found.first_module})" if found.first_layer is not None
+             else "in the last hidden state, though no attention layer's output is over it")
+    return (f"the capture's forward pass differs from the model's own by {found.largest:.3g} (relative, tolerance "
+            f"{found.tolerance:g}) {where}; attncoda does not compute this architecture's attention as the model does, so "
+            "it measures nothing from it: report the model's family")
 
 
 def check_capture(loaded, window) -> CaptureCheck | None:
@@ -206,16 +228,12 @@ def check_capture(loaded, window) -> CaptureCheck | None:
     checked once. Returns the comparison made, or None when an earlier pass is remembered."""
     from ..base.files import atomic_write_json
 
-    path = _passed_path(loaded.info)
+    path = _passed_path(loaded)
     if path.is_file():
         return None
     found = compare(loaded, window)
     if not found.passed:
-        where = (f"from attention layer {found.first_layer} ({found.first_module})" if found.first_layer is not None
-                 else "in the last hidden state, though no attention layer's output is over it")
-        raise CaptureError(f"{loaded.info.name}: the capture's forward pass differs from the model's own by {found.largest:.3g} "
-                           f"(relative, tolerance {found.tolerance:g}) {where}; attncoda does not compute this architecture's "
-                           "attention as the model does, so it measures nothing from it: report the model's family")
+        raise CaptureError(f"{loaded.info.name}: {failure(found)}")
     atomic_write_json(path, {"model": loaded.info.name, "weights": loaded.info.weights_sha256, "largest": found.largest,
                              "tolerance": found.tolerance, "version": CHECK_VERSION})
     return found

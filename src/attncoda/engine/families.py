@@ -60,6 +60,8 @@ SIZES = {
     "vocab_size": 256, "max_position_embeddings": 128, "n_positions": 128, "n_ctx": 128,
     "num_local_experts": 4, "num_experts": 4, "n_routed_experts": 4, "num_experts_per_tok": 2, "n_shared_experts": 1,
     "moe_topk": 2, "first_k_dense_replace": 1,
+    "decoder_attention_heads": 4, "encoder_attention_heads": 4, "decoder_layers": 2, "encoder_layers": 2,
+    "decoder_ffn_dim": 64, "encoder_ffn_dim": 64,
 }
 """The size fields a shrunk config gets, where the family's config has them."""
 OUTCOMES = ("supported", "refused", "not built")
@@ -160,7 +162,7 @@ def try_family(model_type: str, kind: str) -> dict:
     import torch
 
     from .capture import CaptureError
-    from .capture_check import compare
+    from .capture_check import compare, failure
     from .models import LoadedModel, ModelInfo, attention_window, default_sink, is_encoder
     from .score_capture import learned_sinks, score_path_reason
     from .signatures import SignatureAccumulator, capture_into, sink_positions, virtual_parts
@@ -193,8 +195,7 @@ def try_family(model_type: str, kind: str) -> dict:
             found = compare(loaded, ids[:1])
             row["largest_difference"] = found.largest
             if not found.passed:
-                raise CaptureError(f"the capture's forward differs from the model's own by {found.largest:.3g} from attention layer "
-                                   f"{found.first_layer} ({found.first_module})")
+                raise CaptureError(failure(found))
             virtual = virtual_parts(sink)
             parts = sink_positions("first", LENGTH, virtual=virtual) if sink != "learned" else (0,)
             acc = SignatureAccumulator(info.layers, info.heads, LENGTH, causal, parts, eps_values=(), virtual=virtual)

@@ -528,7 +528,7 @@ def compute_spec(loaded, spec: SignatureSpec, seed: int = 0, progress: bool = Fa
     from .capture_check import check_capture
 
     check_capture(loaded, batches_in[:1])  # once per model: the capture path's forward is the model's own
-    capture, _ = capture_into(backbone, acc, extra)
+    capture, _ = capture_into(backbone, acc, extra, model=loaded.info.name)
     with torch.inference_mode(), capture:
         for done, start in enumerate(chunks, 1):
             if extra is not None and not info.vision:
@@ -550,10 +550,10 @@ def compute_spec(loaded, spec: SignatureSpec, seed: int = 0, progress: bool = Fa
     return sig
 
 
-def capture_into(backbone, acc, extra=None):
+def capture_into(backbone, acc, extra=None, model: str | None = None):
     """The capture that feeds ``acc`` (and ``extra``, when given, first: it must leave the tensors as it found them)
     during a forward pass of ``backbone``, and whether it is the score path: scores beside sdpa where the model's
-    attention allows it, its eager weights otherwise."""
+    attention allows it, its eager weights otherwise. ``model`` names the model in a refusal of a layer's shape."""
     from .capture import CaptureError, capture_attention
     from .score_capture import capture_scores, learned_sinks, score_path_reason
 
@@ -565,14 +565,14 @@ def capture_into(backbone, acc, extra=None):
     feeds = [getattr(a, name) for a in (extra, acc) if a is not None]
 
     def feed(*args) -> None:
-        _check_layer(acc, args[0], args[-1].shape if score_path else args[1].shape, score_path)
+        _check_layer(acc, args[0], args[-1].shape if score_path else args[1].shape, score_path, model)
         for f in feeds:
             f(*args)
 
     return (capture_scores(backbone, feed, causal=getattr(acc, "causal", None)) if score_path else capture_attention(backbone, feed)), score_path
 
 
-def _check_layer(acc, layer: int, shape, score_path: bool) -> None:
+def _check_layer(acc, layer: int, shape, score_path: bool, model: str | None = None) -> None:
     """Stop, in one line, where a captured layer does not have the shape the model's config promised the accumulator:
     more attention modules than layers, or weights that are not ``(windows, heads, L, L)`` (a family whose attention is
     not one self-attention per layer in that form: cross-attention in a decoder, heads folded into the batch, a
@@ -583,15 +583,16 @@ def _check_layer(acc, layer: int, shape, score_path: bool) -> None:
     if sums is None:  # an accumulator without a layer grid checks its own input
         return
     layers, heads = sums.shape[:2]
+    who = f"{model}: " if model else ""
     advice = "this family's attention is not the one self-attention per layer its config describes; report the model's family"
     if layer >= layers:
-        raise CaptureError(f"it has more attention modules than its config's {layers} layers (cross-attention, or attention "
+        raise CaptureError(f"{who}it has more attention modules than its config's {layers} layers (cross-attention, or attention "
                            f"outside the layer stack): {advice}")
     if score_path:
         if len(shape) != 4 or shape[-3] > heads:  # the score path may hand a layer's heads in blocks
-            raise CaptureError(f"attention layer {layer} gave scores of shape {tuple(shape)} where its config names {heads} heads: {advice}")
+            raise CaptureError(f"{who}attention layer {layer} gave scores of shape {tuple(shape)} where its config names {heads} heads: {advice}")
     elif len(shape) != 4 or shape[-3] != heads or (not getattr(acc, "virtual", 0) and tuple(shape[-2:]) != (acc.length, acc.length)):
-        raise CaptureError(f"attention layer {layer} gave weights of shape {tuple(shape)} where its config promises "
+        raise CaptureError(f"{who}attention layer {layer} gave weights of shape {tuple(shape)} where its config promises "
                            f"(windows, {heads}, {acc.length}, {acc.length}): {advice}")
 
 

@@ -134,9 +134,19 @@ def footer_text(version: dict) -> str:
     'attncoda 0.1.0, built from uncommitted changes. Cite it with CITATION.cff in the repository.'
     >>> footer_text({"attncoda": "0.1.0"})  # an install with no git checkout
     'attncoda 0.1.0, commit unknown. Cite it with CITATION.cff in the repository.'
+    >>> footer_text({"attncoda": "0.1.0", "git_commit": "0123456789abcdef", "clean": True, "git_describe": "v0.1.0"})
+    'attncoda 0.1.0, tag v0.1.0, commit 0123456789ab. Cite it with CITATION.cff in the repository.'
+    >>> footer_text({"attncoda": "0.1.0", "git_commit": "0123456789abcdef", "clean": True, "git_describe": "v0.1.0-3-g0123456789ab"})
+    'attncoda 0.1.0, 3 commits after tag v0.1.0, commit 0123456789ab. Cite it with CITATION.cff in the repository.'
     """
+    import re
+
     commit = version.get("git_commit")
     built = f"commit {commit[:12]}" if commit and version.get("clean") else "built from uncommitted changes" if commit else "commit unknown"
+    described = re.fullmatch(r"(v\d[^\s]*?)(?:-(\d+)-g[0-9a-f]+)?", version.get("git_describe") or "")
+    if described and commit:
+        tag, since = described.groups()
+        built = (f"{since} commit{'s' if since != '1' else ''} after tag {tag}, " if since else f"tag {tag}, ") + built
     return f"attncoda {version.get('attncoda') or 'unknown'}, {built}. Cite it with CITATION.cff in the repository."
 
 

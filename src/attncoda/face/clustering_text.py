@@ -7,8 +7,8 @@ of dicts) or sentences.
 
 from __future__ import annotations
 
-from ..studies.clustering import TABLE5_LABELS, SampleSpread, range_coverage
-from ..studies.reversal import CLASSICAL
+from ..studies.clustering import SampleSpread, range_coverage
+from .detail_tables import classical_span, paper_table5_rows  # noqa: F401  (Table 5 is read the same way by both chapters)
 from .report import plural
 
 HEAD_SETS = ("sep", "cls", "sink")
@@ -176,14 +176,3 @@ def range_coverage_sentence(results: dict) -> str:
 def table5_rows(table5: dict) -> list[dict]:
     """Ours: each model's between-convention ARI per metric (mean over K)."""
     return [{"model": name, **e.to_json()} for name, e in table5.items()]
-
-
-def paper_table5_rows(paper: dict) -> list[dict]:
-    """The paper's Table 5 with this chapter's column names."""
-    return [{"model": name, **{TABLE5_LABELS[m]: v for m, v in row.items()}} for name, row in paper["table5"]["models"].items()]
-
-
-def classical_span(rows: list[dict]) -> tuple[float, float]:
-    """The lowest and highest ARI of the classical metrics (cosine, JS, Euclidean) in Table 5 rows."""
-    values = [row[TABLE5_LABELS[m]] for row in rows for m in CLASSICAL]
-    return float(min(values)), float(max(values))

@@ -12,7 +12,7 @@ import numpy as np
 from ..math.metrics import get_metric
 
 READABLE = {"font.size": 13, "axes.titlesize": 13, "axes.labelsize": 13, "xtick.labelsize": 11, "ytick.labelsize": 11, "legend.fontsize": 11,
-            "figure.dpi": 100, "savefig.dpi": 100}
+            "figure.dpi": 100}
 """Type sizes and resolution. A figure is at most :data:`MAX_WIDTH_IN` wide, so the book's column (about 760 px) shows it at
 three quarters of its size or more, and its smallest type (:data:`SMALLEST_PT`) stays above 9 px on the page."""
 

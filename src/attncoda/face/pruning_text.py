@@ -206,7 +206,7 @@ DECIDERS = {"tie-break": "the tie-break draw decides it, more than the metric",
             "metric": "every set of the cell lies within 2× of the others: the metric's choice itself"}
 
 
-def largest_sets_sentence(results: dict, top: int = 2) -> str:
+def largest_sets_sentence(results: dict, top: int = pr.TOP_BLOW_UPS) -> str:
     """The ``top`` cells whose worst single prune set has the largest perplexity over the base, with what decides it
     (:class:`~attncoda.studies.pruning_readings.BlowUp`), as a Markdown list: two sentences per cell."""
     items = [f"- {b.model}, {SELECTION_NAMES[b.metric]} at {100 * b.sparsity:.0f} %: {ppl(b.worst)} (seed {b.worst_seed}, draw {b.worst_draw}), "

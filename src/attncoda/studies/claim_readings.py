@@ -385,23 +385,22 @@ def _log_separation(contrast: dict) -> tuple[float, float]:
 
 
 def channel_units(record: dict) -> list[Unit]:
-    """Per model: whether JS-with-sink and d_A^⊥ pruning differ, on the scale |log(JS perplexity / d_A^⊥ perplexity)|.
+    """Per model: whether JS-with-sink and d_A^⊥ pruning differ at :data:`PRUNING_SPARSITY`, the sparsity the paper's
+    units are read at (:func:`paper_channel`), on the scale |log(JS perplexity / d_A^⊥ perplexity)|, decided by that
+    contrast's Holm-adjusted p (Holm over every contrast of the model's sweep).
 
-    The model's unit is its contrast (one per sparsity) that is decided at the Holm-adjusted level and lies farthest
-    from 1 (the largest lower bound of that scale); with none decided, the one with the smallest Holm p. The interval
-    picks it, not the p-value: permutation p-values tie at their floor (1/5001), and which of two tied cells came
-    first would then choose the number shown.
+    One fixed cell, like the paper's: the largest of a model's three sparsities would be a maximum over noisy cells, biased
+    away from 1, and the cell chosen by the smallest p moved with one bootstrap draw (two cells tied under Holm's
+    running maximum). :func:`channel_detail` counts the decided cells at every sparsity beside it.
     """
     units = []
     for name, r in _pruning(record).items():
-        pairs = [c for c in r["readings"]["contrasts"] if {c["a"], c["b"]} == {"js_keep", "content"}]
-        if not pairs:
+        cell = next((c for c in r["readings"]["contrasts"] if {c["a"], c["b"]} == {"js_keep", "content"}
+                     and math.isclose(c["sparsity"], PRUNING_SPARSITY)), None)
+        if cell is None:
             continue
-        decided = [c for c in pairs if c["p_holm"] < LEVEL]
-        best = (max(decided, key=lambda c: _log_separation(c)) if decided
-                else min(pairs, key=lambda c: (c["p_holm"], [-x for x in _log_separation(c)])))
-        low, high = _log_separation(best)
-        units.append(Unit(name, low, high, side=1 if decided else 0))
+        low, high = _log_separation(cell)
+        units.append(Unit(f"{name} at {PRUNING_SPARSITY:.0%}", low, high, side=1 if cell["p_holm"] < LEVEL else 0))
     return units
 
 

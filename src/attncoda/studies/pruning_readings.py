@@ -305,7 +305,11 @@ class BlowUp(JsonRecord):
         return "metric"
 
 
-def blow_ups(results, top: int = 2) -> list[BlowUp]:
+TOP_BLOW_UPS = 3
+"""How many of the largest single-set blow-ups the results file records per model and the page lists over the models."""
+
+
+def blow_ups(results, top: int = TOP_BLOW_UPS) -> list[BlowUp]:
     """The ``top`` cells (model, metric, sparsity) with the largest single-set perplexity over the unpruned model."""
     found = []
     for r in _as_results(results):
