@@ -43,6 +43,12 @@ def test_every_refusal_is_the_capture_s_own_one_line_reason(table):
     assert not raw
 
 
+def test_every_refusal_falls_in_one_of_the_page_s_named_groups(table):
+    """A new kind of refusal shows on the page under "other" until REFUSAL_GROUPS names it."""
+    groups = families.refusal_groups([r for r in table["families"] if r["outcome"] == "refused"])
+    assert "other" not in groups and sum(map(len, groups.values())) == table["counts"]["refused"]
+
+
 def test_the_book_page_is_the_table(table):
     assert (ROOT / families.PAGE).read_text() == families.page(table)
 

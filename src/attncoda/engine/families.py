@@ -252,7 +252,9 @@ def page(data: dict) -> str:
         "- *Not built*: the shrunk config did not give a model that runs; the reason is the error's first line.",
         "- A *window* is a sliding attention window: rows longer than it are refused, since they would not span every earlier key.",
         "",
-        f"Refused families: {', '.join(r['family'] for r in refused) or 'none'}.",
+        "Refused families, by their reason:" if refused else "Refused families: none.",
+        "",
+        *(f"- *{group}*: {', '.join(names)}." for group, names in refusal_groups(refused).items()),
         "",
         "| family | kind | outcome | capture path | learned sink | window | largest difference | reason |",
         "|---|---|---|---|---|---|---|---|",
@@ -263,6 +265,37 @@ def page(data: dict) -> str:
         reason = _escaped(r["reason"])
         lines.append(f"| {r['family']} | {r['kind']} | {r['outcome']} | {r['path'] or ''} | {sink} | {r['window'] or ''} | {diff} | {reason} |")
     return "\n".join(lines) + "\n"
+
+
+REFUSAL_GROUPS = {
+    "gave no attention rows": "layers without rows of their own",
+    "more attention modules than": "more attention modules than layers (cross-attention)",
+    "of shape": "attention of another shape than the config's",
+    "returned no attention weights under eager": "no eager attention weights",
+    "no attention weights to compare": "no weights to check the captured rows against",
+    "not an attention model": "no attention",
+    "encoder-decoder": "encoder-decoder models",
+    "attends both ways": "attends both ways, taken for causal",
+    "learned sink in some": "learned sinks in some layers only",
+    "never called the attention interface": "never calls the attention interface",
+}
+"""The page's groups of refusals: the first of these phrases a reason holds names its group."""
+
+
+def refusal_groups(refused: list[dict]) -> dict[str, list[str]]:
+    """``{group: families}`` of the refused rows, in :data:`REFUSAL_GROUPS` order; a reason holding none of its phrases
+    goes under "other".
+
+    >>> refusal_groups([{"family": "a", "reason": "CaptureError: encoder-decoder models are not covered"},
+    ...                 {"family": "b", "reason": "CaptureError: something new"}])
+    {'encoder-decoder models': ['a'], 'other': ['b']}
+    """
+    groups: dict[str, list[str]] = {}
+    for r in refused:
+        group = next((g for phrase, g in REFUSAL_GROUPS.items() if phrase in r["reason"]), "other")
+        groups.setdefault(group, []).append(r["family"])
+    order = [*REFUSAL_GROUPS.values(), "other"]
+    return dict(sorted(groups.items(), key=lambda kv: order.index(kv[0])))
 
 
 def _escaped(text: str) -> str:
