@@ -2,7 +2,7 @@
 `make models`).
 
 For each model and each seed 0, 1, 2, the JS keep-vs-drop rate of the audit's whole sample (64 windows of 128 tokens,
-50,000 triples) from float32 signatures and from signatures whose forward pass ran in bfloat16 (``ATTNCODA_DTYPE``,
+50,000 triples) from float32 signatures and from signatures whose forward pass ran in bfloat16 (the run setting's ``load_dtype``,
 as ``--dtype bfloat16`` sets it), in one run. Prints the per-seed differences in points, their mean with a 95 % t
 interval over the seeds (the seed is the unit: it resamples text and triples), each precision's advice against the
 frozen predictor's tolerance, and the seconds each precision's signatures took. Writes
@@ -14,7 +14,6 @@ Usage: python benchmarks/audit_precision.py [--models smollm2-135m ...]
 import argparse
 import json
 import math
-import os
 import time
 from pathlib import Path
 
@@ -26,20 +25,17 @@ SEEDS = (0, 1, 2)
 
 def rates(model: str, dtype: str) -> tuple[list[float], str, float]:
     """Per-seed JS rates, the audit's advice and the seconds the signatures took, with the forward pass at ``dtype``."""
-    from attncoda.engine.models import DTYPE_ENV
+    from attncoda.base.run_setting import using
     from attncoda.engine.signatures import signature_sets
     from attncoda.studies import predictor
     from attncoda.studies.audit import audit
 
-    os.environ[DTYPE_ENV] = dtype
-    try:
+    with using(load_dtype=dtype):
         started = time.perf_counter()
         sigs = signature_sets(model, SEEDS)
         seconds = time.perf_counter() - started
         curves, spec = predictor.load_all(version=2)
         report = audit(sigs, "js", curves=curves, spec=spec)
-    finally:
-        os.environ.pop(DTYPE_ENV, None)
     return list(report.reversal.per_seed), report.advice, seconds
 
 

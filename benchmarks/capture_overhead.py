@@ -130,10 +130,9 @@ def _runner_on_cpu_ids(method: str, length: int):
 
         if method == "ours-eager":
             score_capture.score_path_reason = lambda model: "eager capture asked for"
-        if _device() != "cpu":
-            from attncoda.engine.models import DEVICE_MAP_ENV
+        from attncoda.base import run_setting
 
-            os.environ[DEVICE_MAP_ENV] = _device()
+        run_setting.use(run_setting.RunSetting(device_map=None if _device() == "cpu" else _device()))
         loaded = load_model(MODEL)
         return loaded.backbone, lambda ids, b: compute(loaded, n=len(ids), length=length, seed=0, batch_size=b)
     if method == "transformerlens":

@@ -28,6 +28,6 @@ step() {  # step NAME SECONDS COMMAND...: run one check under its own limit, kee
 step tests 150 "$python" -m pytest -q -p no:cacheprovider tests/engine/test_gpu.py "tests/engine/test_score_capture.py::test_device_statistics_agree_with_the_compiled_kernel[cuda]"
 step capture 200 "$python" benchmarks/capture_overhead.py --device cuda --lengths 512 1024 2048 4096 8192 --tokens 16384 \
   --methods sdpa sdpa-flash scores ours --out "$out/capture_overhead.json"
-step perplexity 60 env ATTNCODA_DEVICE_MAP=cuda "$python" benchmarks/perplexity.py --models smollm2-135m --windows 16 --repeats 1
+step perplexity 60 "$python" benchmarks/perplexity.py --models smollm2-135m --windows 16 --repeats 1 --device-map cuda
 step monitor 60 "$python" benchmarks/monitor_cost.py --device cuda --steps 200 --every 100 --repeats 3 --out "$out/monitor_cost.json"
 echo "gpu_check: $(( $(date +%s) - started )) s" | tee -a "$out/exits.txt"

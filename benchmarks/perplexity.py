@@ -4,9 +4,9 @@ For each model: the held-out windows scored uncached with nothing ablated and wi
 alternating the two precisions `--repeats` times (so both see the same machine load); prints seconds per
 evaluation (median), evaluations per minute, the float32 / bf16 time ratio, and the largest relative perplexity
 difference between the two precisions. The bf16 evaluations share one precision block, as the sweep's do, on the
-model's own device (``ATTNCODA_DEVICE_MAP=cuda`` loads it on a GPU).
+model's own device (``--device-map cuda`` loads it on a GPU).
 
-Usage: python benchmarks/perplexity.py [--windows 32] [--length 128] [--repeats 2] [--models smollm2-135m ...]
+Usage: python benchmarks/perplexity.py [--windows 32] [--length 128] [--repeats 2] [--models smollm2-135m ...] [--device-map cuda]
 """
 
 import argparse
@@ -32,7 +32,11 @@ def main():
     parser.add_argument("--length", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--models", nargs="*", default=[n for n, m in REGISTRY.items() if m.causal])
+    parser.add_argument("--device-map", help="load the models with this device map (e.g. cuda); default the CPU")
     args = parser.parse_args()
+    from attncoda.base import run_setting
+
+    run_setting.use(run_setting.RunSetting(device_map=args.device_map))
     print(f"{args.windows} windows x {args.length} tokens; median of {args.repeats} uncached evaluations per cell")
     print(f"{'model':<20} {'set':<9} {'bf16 s':>7} {'fp32 s':>7} {'bf16/min':>8} {'fp32/min':>8} {'fp32/bf16':>9} {'rel. diff':>9}")
     for name in args.models:

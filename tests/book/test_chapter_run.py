@@ -1,6 +1,7 @@
 """A chapter run as one object: its plan holds every cache lookup the chapter makes, and a run reads its notebook twice."""
 
 import builtins
+from dataclasses import replace
 import io
 from pathlib import Path
 
@@ -35,8 +36,8 @@ def test_after_its_plan_a_chapter_finds_every_lookup_cached(tiny, tmp_path, monk
     runs = _runs(tiny, tmp_path / "planned")
     for lookup in union(r.plan() for r in runs.values()):
         store(run_lookup(lookup))
-    monkeypatch.setenv("ATTNCODA_CACHE_ONLY", "1")  # a miss now fails the chapter instead of computing
     for key, run in runs.items():
+        run = replace(run, cache_only=True)  # a miss now fails the chapter instead of computing
         assert run.execute(progress=False).exists(), key
         assert any((run.results / key).glob("*.json")), f"{key} wrote its results where the run said"
 
@@ -44,18 +45,17 @@ def test_after_its_plan_a_chapter_finds_every_lookup_cached(tiny, tmp_path, monk
 @pytest.mark.slow
 def test_a_lookup_left_out_of_the_plan_fails_the_cache_only_run(tiny, tmp_path, monkeypatch):
     monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("ATTNCODA_CACHE_ONLY", "1")
-    run = _runs(tiny, tmp_path / "unplanned")["measurement"]
+    run = replace(_runs(tiny, tmp_path / "unplanned")["measurement"], cache_only=True)
     with pytest.raises(ChapterError, match="not in the cache"):
         run.execute(progress=False)
 
 
-def test_the_cache_only_switch_refuses_a_computation_in_one_line(monkeypatch):
+def test_the_cache_only_switch_refuses_a_computation_in_one_line():
+    from attncoda.base.run_setting import using
     from attncoda.engine.cache import refuse_when_cache_only
 
     refuse_when_cache_only("anything")  # unset: nothing happens
-    monkeypatch.setenv("ATTNCODA_CACHE_ONLY", "1")
-    with pytest.raises(CacheError, match=r"x: signatures of seed 0 is not in the cache.*attncoda book --jobs"):
+    with using(cache_only=True), pytest.raises(CacheError, match=r"x: signatures of seed 0 is not in the cache.*attncoda book --jobs"):
         refuse_when_cache_only("x: signatures of seed 0")
 
 

@@ -33,7 +33,7 @@ def test_chapters_are_committed_without_the_colab_cell_and_the_build_inserts_it_
         nbformat.validate(pinned)
         if chapter.per_model:
             assert chapter.colab_model, f"say which model chapter {chapter.key} measures in Colab"
-            assert f'colab_model("{chapter.key}", model)' in "".join(c.source for c in nb.cells)
+            assert f'open_chapter("{chapter.key}", globals())' in "".join(c.source for c in nb.cells), "its opening swaps in the Colab model"
 
 
 def test_a_quote_cannot_reach_the_colab_cell_s_code():
@@ -121,7 +121,6 @@ def test_every_chapter_runs_its_colab_branch_in_a_bare_environment(tmp_path, mon
     _run(str(python), "-m", "ipykernel", "install", "--prefix", str(kernels), "--name", "colab-bare")
     monkeypatch.setenv("JUPYTER_PATH", str(kernels / "share" / "jupyter"))
     monkeypatch.setenv("ATTNCODA_COLAB", "1")
-    monkeypatch.setenv("ATTNCODA_COLAB_DIR", str(tmp_path / "content"))
     monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")

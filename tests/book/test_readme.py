@@ -105,3 +105,16 @@ def test_the_readme_stays_a_readers_page():
     """What, the two commands, rerun, audit, the math: at most 1,000 words, as ``wc -w`` counts them."""
     words = len((ROOT / "README.md").read_text().split())
     assert words <= 1000, f"README.md is {words} words; move measurements to benchmarks/README.md or the book"
+
+
+def test_the_package_reads_six_environment_variables_each_listed_in_the_readme():
+    """Environment variables are what a reader sets from outside the program; everything else travels in the run
+    setting (attncoda.base.run_setting). Each one the sources read is in the README's table, and no more than six."""
+    import re
+
+    read = set()
+    for path in (ROOT / "src" / "attncoda").rglob("*.py"):
+        read |= set(re.findall(r"ATTNCODA_[A-Z_]+", path.read_text()))
+    listed = set(re.findall(r"^\| `(ATTNCODA_[A-Z_]+)` \|", (ROOT / "README.md").read_text(), flags=re.M))
+    assert len(read) <= 6, f"src/ reads {len(read)} ATTNCODA_* variables: {sorted(read)}"
+    assert read == listed, f"read but not in the README: {sorted(read - listed)}; in the README but not read: {sorted(listed - read)}"

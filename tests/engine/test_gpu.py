@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from attncoda.engine.models import DEVICE_MAP_ENV, load_model
+from attncoda.base import run_setting
+from attncoda.engine.models import load_model
 from tiny_models import save_tiny
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
@@ -19,11 +20,8 @@ def folders(tmp_path_factory):
 
 
 def _on(folder, device, monkeypatch):
-    if device == "cpu":
-        monkeypatch.delenv(DEVICE_MAP_ENV, raising=False)
-    else:
-        monkeypatch.setenv(DEVICE_MAP_ENV, device)
-    return load_model(folder)
+    with run_setting.using(device_map=None if device == "cpu" else device):
+        return load_model(folder)
 
 
 def test_signatures_on_the_gpu_equal_the_cpu_s(folders, monkeypatch, tmp_path):

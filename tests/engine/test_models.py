@@ -134,19 +134,18 @@ def test_bf16_and_a_device_map_are_loaded_when_asked_for_and_kept_apart_in_the_c
     import torch
     from tiny_models import save_tiny
 
+    from attncoda.base import run_setting
     from attncoda.engine.cache import identity_without_loading
     from attncoda.engine.signatures import compute
 
     folder = str(save_tiny("llama", tmp_path / "llama"))
     plain = load_model(folder)
-    monkeypatch.setenv("ATTNCODA_DTYPE", "bfloat16")
-    monkeypatch.setenv("ATTNCODA_DEVICE_MAP", "auto")
-    half = load_model(folder)
-    assert next(half.model.parameters()).dtype == torch.bfloat16
-    assert half.info.weights_sha256 == plain.info.weights_sha256 + "+bfloat16" == identity_without_loading(resolve(folder))[0]
-    assert "device_map=auto" in half.info.notes
-    sig = compute(half, n=2, length=16, batch_size=2)
-    assert np.isfinite(sig.logit).all() and sig.meta.weights_sha256.endswith("+bfloat16")
-    monkeypatch.setenv("ATTNCODA_DTYPE", "float8")
-    with pytest.raises(ModelError, match="ATTNCODA_DTYPE='float8' is not a dtype this project loads"):
-        load_model(folder)
+    with run_setting.using(load_dtype="bfloat16", device_map="auto"):
+        half = load_model(folder)
+        assert next(half.model.parameters()).dtype == torch.bfloat16
+        assert half.info.weights_sha256 == plain.info.weights_sha256 + "+bfloat16" == identity_without_loading(resolve(folder))[0]
+        assert "device_map=auto" in half.info.notes
+        sig = compute(half, n=2, length=16, batch_size=2)
+        assert np.isfinite(sig.logit).all() and sig.meta.weights_sha256.endswith("+bfloat16")
+    with pytest.raises(ValueError, match="load_dtype 'float8' is not a dtype this project loads"):
+        run_setting.RunSetting(load_dtype="float8")

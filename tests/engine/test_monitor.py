@@ -195,7 +195,7 @@ def test_a_run_trains_on_the_device_its_settings_name(tmp_path, monkeypatch):
     """Training hands the model its batches on the model's device, and the suite trains where --device-map says. This
     machine has no second device: the run is said to live on ``meta`` and stops at its first forward pass."""
     from attncoda.engine import training
-    from attncoda.engine.models import DEVICE_MAP_ENV
+    from attncoda.base import run_setting
     from attncoda.studies.collapse_suite import suite_runs
 
     monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path))
@@ -220,9 +220,8 @@ def test_a_run_trains_on_the_device_its_settings_name(tmp_path, monkeypatch):
         training.train(run)
     assert seen and set(seen) == {"meta"}
 
-    monkeypatch.delenv(DEVICE_MAP_ENV, raising=False)
     assert {r.device for r, _, _ in suite_runs([0])} == {"cpu"}
-    monkeypatch.setenv(DEVICE_MAP_ENV, "auto")
+    monkeypatch.setattr(run_setting, "_CURRENT", run_setting.RunSetting(device_map="auto"))
     assert training.training_device() == ("cuda" if torch.cuda.is_available() else "cpu")
 
 

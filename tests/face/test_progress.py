@@ -6,12 +6,13 @@ from attncoda.base.progress import Steps, report
 from attncoda.face.chapter_run import run_chapter
 
 
-def test_report_is_silent_without_a_progress_file(monkeypatch, tmp_path):
-    monkeypatch.delenv("ATTNCODA_PROGRESS", raising=False)
+def test_report_is_silent_without_a_progress_file(tmp_path):
+    from attncoda.base.run_setting import using
+
     report("nothing happens")
     target = tmp_path / "p.log"
-    monkeypatch.setenv("ATTNCODA_PROGRESS", str(target))
-    report("one\nline")
+    with using(progress=str(target)):
+        report("one\nline")
     assert target.read_text() == "one\\nline\n", "a report is one line, its control characters shown escaped"
     assert Steps("x", 2).line(2, now=Steps("x", 2).started + 3).startswith("x: 2/2, done in")
 

@@ -571,8 +571,8 @@ PROBES = [
      "parameter n_heads = 2 must be at least 3"),
     ("D25-a-sink-of-every-key", ["audit", "--model", "{tiny_bert}", "--n", "2", "--length", "4", "--sink", "0,1,2,3"], {}, 1,
      "sink keys 0,1,2,3 cover all 4 keys of the window, which leaves no content to compare"),
-    ("D25-cache-only-before-a-conversion", ["signatures", "--model", "{tiny_gguf}", "--n", "2", "--length", "16"], {"ATTNCODA_CACHE_ONLY": "1"}, 1,
-     r"tiny.gguf: signatures of seed 0 is not in the cache, and \$ATTNCODA_CACHE_ONLY=1 forbids computing it"),
+    ("D25-cache-only-before-a-conversion", ["signatures", "--model", "{tiny_gguf}", "--n", "2", "--length", "16", "--cache-only"], {}, 1,
+     r"tiny.gguf: signatures of seed 0 is not in the cache, and this run is cache-only"),
     ("D29-a-notebook-loose-in-the-project-root", ["run", "theory", "--profile", "small", "--output", str(ROOT) + "/"], {}, 1,
      "--output .* would put a notebook loose in the project folder's root"),
     # answers that are right after a note, or right without one: exit 0, the note (or no line), and what stdout must hold
@@ -632,7 +632,7 @@ PROBES = [
      "causal as inferred: no row puts weight on a later key"),
     ("N18-two-keys", ["audit", "--patterns", "{two_keys}"], {}, 1, r"the sink keys \(0,\) leave 1 of 2 keys as content"),
     ("N20-complex-patterns", ["audit", "--patterns", "{complex_patterns}"], {}, 1, "holds complex128, not real floating-point probabilities"),
-    ("N14-a-device-map-of-meta", ["audit", "--model", "{tiny_bert}", "--n", "2", "--length", "16"], {"ATTNCODA_DEVICE_MAP": "meta"}, 1,
+    ("N14-a-device-map-of-meta", ["audit", "--model", "{tiny_bert}", "--n", "2", "--length", "16", "--device-map", "meta"], {}, 1,
      "device map meta: a model placed there holds no weights to run"),
     ("N2-plot-into-the-record", ["monitor", "plot", "{good_log}", "--output", str(RECORD / "results" / "theory" / "evil.png")], {}, 1,
      "--output .*evil.png is inside the book's record .*; choose a folder outside it"),
@@ -782,20 +782,15 @@ def _book_with_one_encoder(tmp, monkeypatch):
 
 
 def folders_by_load(monkeypatch) -> tuple:
-    """The run folder of a small theory run with no load setting, and those of runs that differ only in dtype
-    (float16, bfloat16, float32) or device map (auto), the plain one included."""
-    from attncoda.engine.models import DEVICE_MAP_ENV, DTYPE_ENV
+    """The run folder of a small pruning run with no load setting, and those of runs that differ only in the dtype its
+    models load in (float16, bfloat16, float32) or their device map (auto), the plain one included."""
     from attncoda.face.chapter_run import ChapterRun
 
-    monkeypatch.delenv(DTYPE_ENV, raising=False)
-    monkeypatch.delenv(DEVICE_MAP_ENV, raising=False)
-    plain = ChapterRun.prepare("theory", profile="small").results
-    folders = {plain}
-    for dtype in ("float16", "bfloat16", "float32"):
-        monkeypatch.setenv(DTYPE_ENV, dtype)
-        folders.add(ChapterRun.prepare("theory", profile="small").results)
-    monkeypatch.setenv(DEVICE_MAP_ENV, "auto")
-    folders.add(ChapterRun.prepare("theory", profile="small").results)
+    def folder(**load):
+        return ChapterRun.prepare("pruning", model="smollm2-135m", parameters=load, profile="small").results
+
+    plain = folder()
+    folders = {plain} | {folder(load_dtype=dtype) for dtype in ("float16", "bfloat16", "float32")} | {folder(device_map="auto")}
     return plain, folders
 
 
@@ -1445,10 +1440,11 @@ def test_a_recorded_run_needs_every_default_model_and_an_ordinary_run_says_which
 
 
 def test_audit_progress_reaches_stderr(monkeypatch, capsys):
-    from attncoda.base.progress import ENV, Steps
+    from attncoda.base.progress import Steps
+    from attncoda.base.run_setting import using
 
-    monkeypatch.setenv(ENV, "-")
-    Steps("m seed 0: where attention goes", 2).step(1)
+    with using(progress="-"):
+        Steps("m seed 0: where attention goes", 2).step(1)
     assert "m seed 0: where attention goes: 1/2" in capsys.readouterr().err
 
 
@@ -1564,14 +1560,11 @@ def test_d9_a_deeply_nested_checksum_book_or_record_is_one_line(sandbox, tmp_pat
 def test_d16_a_run_folder_covers_the_load_settings(sandbox, monkeypatch):
     """D16: --dtype and --device-map change the numbers, so runs that differ only there get folders of their own; a
     run that sets neither keeps the folder it had."""
-    from attncoda.engine.models import DEVICE_MAP_ENV, DTYPE_ENV
     from attncoda.face.chapter_run import ChapterRun
 
     plain, folders = folders_by_load(monkeypatch)
     assert len(folders) == 5, folders
-    monkeypatch.delenv(DTYPE_ENV)
-    monkeypatch.delenv(DEVICE_MAP_ENV)
-    assert ChapterRun.prepare("theory", profile="small").results == plain
+    assert ChapterRun.prepare("pruning", model="smollm2-135m", profile="small").results == plain
 
 
 def test_d17_two_runs_with_one_output_never_write_one_file(tmp_path, capsys):
@@ -1638,9 +1631,11 @@ def test_d18_names_are_shown_with_their_control_characters_escaped(monkeypatch, 
     from attncoda.base import progress
     from attncoda.face.report import escape
 
+    from attncoda.base.run_setting import using
+
     evil = "evil\nattncoda: ok\x1b[31m"
-    monkeypatch.setenv(progress.ENV, "-")
-    progress.report(f"{evil}: signatures")
+    with using(progress="-"):
+        progress.report(f"{evil}: signatures")
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "\x1b" not in err and "evil\\nattncoda: ok\\x1b[31m" in err
     assert escape(evil) == "evil\\nattncoda: ok\\x1b[31m"

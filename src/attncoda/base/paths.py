@@ -165,7 +165,7 @@ def slug(name: str) -> str:
 
 PROTECTED = ("src", "notebooks", "book", "data", "tests", "tests_interop", "benchmarks", ".git", ".github", ".ci")
 """The project's sources and committed inputs and record: no run writes inside them (the record itself only through a
-recorded run's kernel, :data:`~attncoda.face.results.RECORD_ENV`)."""
+recorded run's kernel, whose setting says ``record``, :mod:`attncoda.base.run_setting`)."""
 
 
 def _tracked(path: Path, root: Path) -> bool:

@@ -1,24 +1,22 @@
 """Progress a reader cares about (which model, which seed, how many windows, how long still), sent to the terminal.
 
 A chapter runs in a notebook kernel whose output lands in the page, so long steps do not print there.
-``attncoda run`` and ``attncoda book`` set ``$ATTNCODA_PROGRESS`` to a file and echo every line written to
-it; without that variable :func:`report` is silent.
+``attncoda run`` and ``attncoda book`` name a file in the run's setting (:mod:`attncoda.base.run_setting`,
+``progress``) and echo every line written to it; without one :func:`report` is silent.
 """
 
 from __future__ import annotations
 
-import os
 import time
-
-ENV = "ATTNCODA_PROGRESS"
 
 
 def report(message: str) -> None:
-    """Append one line of progress to ``$ATTNCODA_PROGRESS``, or write it to stderr when that is ``-`` (``attncoda
-    audit`` and ``attncoda signatures``, which run no kernel); nothing happens when it is not set."""
+    """Append one line of progress to the run setting's ``progress`` file, or write it to stderr when that is ``-``
+    (``attncoda audit`` and ``attncoda signatures``, which run no kernel); nothing happens when it is None."""
+    from .run_setting import current
     from .terminal import visible
 
-    path = os.environ.get(ENV)
+    path = current().progress
     message = visible(message)  # a model's name in it cannot fake a line or recolour the terminal
     if path == "-":
         import sys

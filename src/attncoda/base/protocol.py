@@ -38,7 +38,11 @@ SUITE_BUDGET_MINUTES = 15
 """The most the collapse chapter's ladder and its control may take to train, together, on the 2-core machine the book is built on."""
 
 
+LOAD_DTYPES = ("float32", "bfloat16", "float16")
+"""Dtypes a model's weights are loaded in (a run's ``load_dtype``; ``--dtype``): float32 by default, the others for large
+models on a GPU. Not the perplexity forward pass's precisions (:data:`PERPLEXITY_DTYPES`)."""
+
 PERPLEXITY_DTYPES = ("bfloat16", "float32")
 """Precisions of the perplexity forward pass (the pruning chapter's ``dtype``): ``bfloat16`` under ``torch.autocast``
 (3–6× faster matrix products on CPUs with AMX), or plain ``float32``. Not the dtypes a model is loaded in
-(:data:`attncoda.engine.models.LOAD_DTYPES`)."""
+(:data:`LOAD_DTYPES`)."""

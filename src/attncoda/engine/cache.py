@@ -77,7 +77,7 @@ def holds_its_key(path: Path, kind: str, meta: dict, fields) -> bool:
 
 def identity_without_loading(ref) -> tuple[str, str] | None:
     """``(weights_sha256, default_sink)`` of a resolved model when they can be known without loading it (not for Hub
-    ids); a dtype other than float32 (``$ATTNCODA_DTYPE``) is part of the identity, as :func:`~.models.load_model` records it."""
+    ids); a dtype other than float32 (the run setting's ``load_dtype``) is part of the identity, as :func:`~.models.load_model` records it."""
     from .models import loaded_identity
 
     found = _stored_identity(ref)
@@ -102,20 +102,16 @@ def _stored_identity(ref) -> tuple[str, str] | None:
     return None
 
 
-CACHE_ONLY_ENV = "ATTNCODA_CACHE_ONLY"
-"""Set to 1, every cache lookup must find its result: a miss is an error instead of a computation. A chapter run after its
-plan (:mod:`attncoda.face.plans`) has been computed thereby shows that the plan held every lookup the chapter made."""
-
-
 def refuse_when_cache_only(what: str) -> None:
-    """Raise CacheError for the lookup ``what`` if :data:`CACHE_ONLY_ENV` is set; do nothing otherwise."""
-    import os
-
+    """Raise CacheError for the lookup ``what`` when the run in effect is cache-only (its setting's ``cache_only``:
+    every lookup must find its result, so a chapter run after its plan (:mod:`attncoda.face.plans`) has been computed
+    shows that the plan held every lookup the chapter made); do nothing otherwise."""
     from ..base.errors import CacheError
+    from ..base.run_setting import current
 
-    if os.environ.get(CACHE_ONLY_ENV) == "1":
-        raise CacheError(f"{what} is not in the cache, and ${CACHE_ONLY_ENV}=1 forbids computing it; unset it, or compute the "
-                         "chapter's plan first (attncoda book --jobs N)")
+    if current().cache_only:
+        raise CacheError(f"{what} is not in the cache, and this run is cache-only (it may compute nothing); compute the "
+                         "chapter's plan first (attncoda book --jobs N), or run without cache_only")
 
 
 def refuse_odd_entry(path: Path) -> None:

@@ -260,12 +260,6 @@ def conversion_holds(folder: Path, digest: str) -> bool:
     return True
 
 
-LOAD_DTYPES = ("float32", "bfloat16", "float16")
-DTYPE_ENV, DEVICE_MAP_ENV = "ATTNCODA_DTYPE", "ATTNCODA_DEVICE_MAP"
-"""For large models on a GPU machine: ``$ATTNCODA_DTYPE=bfloat16`` and ``$ATTNCODA_DEVICE_MAP=auto`` (accelerate places
-the layers). ``attncoda run/book --dtype --device-map`` set them. The default is float32 on the CPU."""
-
-
 def loaded_identity(weights_sha256: str) -> str:
     """A weights identity as loaded: another dtype than float32 gives other numbers, so it is part of the identity."""
     dtype, _ = load_options()
@@ -273,18 +267,19 @@ def loaded_identity(weights_sha256: str) -> str:
 
 
 def load_options() -> tuple[str, str | None]:
-    """``(dtype, device_map)`` asked for through the environment (ModelError in one line for a bad value). In Google
-    Colab with a GPU attached and no device map asked for, the model goes to the GPU (``cuda``): a reader who attached
-    one wants it used; ``$ATTNCODA_DEVICE_MAP=cpu`` keeps the CPU."""
-    dtype = os.environ.get(DTYPE_ENV, "float32")
-    if dtype not in LOAD_DTYPES:
-        raise ModelError(f"{DTYPE_ENV}={dtype!r} is not a dtype this project loads; use one of {', '.join(LOAD_DTYPES)}")
-    device_map = os.environ.get(DEVICE_MAP_ENV) or None
+    """``(dtype, device_map)`` of the run in effect (:func:`attncoda.base.run_setting.current`: ``--dtype`` and
+    ``--device-map``, or a chapter's ``load_dtype`` and ``device_map``). In Google Colab with a GPU attached and no
+    device map asked for, the model goes to the GPU (``cuda``): a reader who attached one wants it used; a device map
+    of ``cpu`` keeps the CPU."""
+    from ..base.run_setting import current
+
+    setting = current()
+    device_map = setting.device_map
     if device_map is None and "google.colab" in sys.modules and _gpu_attached():
         device_map = "cuda"
     if device_map:
         check_device_map(device_map)
-    return dtype, device_map
+    return setting.load_dtype, device_map
 
 
 def _gpu_attached() -> bool:

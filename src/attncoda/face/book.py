@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from .chapters import CHAPTERS, ChapterError, stage_dir
-from ..base.paths import build_dir, repo_root
+from ..base.paths import build_dir, repo_root, slug
 
 
 def stage_sources() -> Path:
@@ -217,67 +217,67 @@ def chapter_key(chapter, model: str | None, profile: str, parameters: dict | Non
     An executed copy whose key is unchanged (and whose results files exist) is reused instead of rerun.
     """
     from ..base.provenance import closure_sha256, notebook_imports
-    from ..engine.models import load_options
 
     root = repo_root()
     notebook = root / "notebooks" / f"{chapter.notebook}.ipynb"
     h = hashlib.sha256()
     h.update(notebook.read_bytes())
     source = closure_sha256(notebook_imports(notebook))
-    h.update(json.dumps({"model": model, "profile": profile, "parameters": parameters or {}, "source": source,
-                         "load": load_options()}, sort_keys=True).encode())
+    h.update(json.dumps({"model": model, "profile": profile, "parameters": parameters or {}, "source": source}, sort_keys=True).encode())
     for name in INPUTS:
         path = root / name
         h.update(path.read_bytes() if path.exists() else b"-")
     return h.hexdigest()
 
 
-def book_results(profile: str, preset: str | None) -> Path | None:
-    """Where a book build's chapters write their numbers: None for the book's record (the full profile, no preset),
-    else a folder of that build's own under ``_build/runs``."""
-    if profile == "full" and not preset:
+def book_results(profile: str, preset: str | None, load: dict | None = None) -> Path | None:
+    """Where a book build's chapters write their numbers: None for the book's record (the full profile, no preset, models
+    loaded as the record loads them), else a folder of that build's own under ``_build/runs``."""
+    if profile == "full" and not preset and not load:
         return None
-    name = f"book-{profile}" + (f"-{preset}" if preset else "")
-    return build_dir() / "runs" / name / "results"
+    name = f"book-{profile}" + (f"-{preset}" if preset else "") + "".join(f"-{value}" for _, value in sorted((load or {}).items()))
+    return build_dir() / "runs" / slug(name) / "results"
 
 
-def book_parameters(profile: str, preset: str | None) -> dict:
-    """The parameters a book build passes every chapter: none for the record, else its own ``results_dir`` (relative to
-    the kernel's folder, notebooks/, so the page's injected parameters name no path of this machine)."""
-    own_results = book_results(profile, preset)
-    return {"results_dir": os.path.relpath(own_results, repo_root() / "notebooks")} if own_results else {}
+def book_parameters(profile: str, preset: str | None, load: dict | None = None, chapter=None) -> dict:
+    """The parameters a book build passes a chapter: none for the record, else its own ``results_dir`` (relative to
+    the kernel's folder, notebooks/, so the page's injected parameters name no path of this machine); a model chapter
+    also gets ``load`` (``load_dtype``, ``device_map``: ``attncoda book --dtype --device-map``)."""
+    own_results = book_results(profile, preset, load)
+    given = {"results_dir": os.path.relpath(own_results, repo_root() / "notebooks")} if own_results else {}
+    return {**given, **(load or {})} if chapter is None or chapter.per_model else given
 
 
-def book_runs(profile: str = "full", preset: str | None = None) -> dict:
+def book_runs(profile: str = "full", preset: str | None = None, load: dict | None = None) -> dict:
     """Every chapter's run as a book build makes it (:class:`~attncoda.face.chapter_run.ChapterRun`, prepared: checked,
-    with where it writes), by chapter key: the record at the full profile without a preset, else :func:`book_results`;
-    with ``preset``, the measurement pages measure that preset's models."""
+    with where it writes), by chapter key: the record at the full profile without a preset or load options, else
+    :func:`book_results`; with ``preset``, the measurement pages measure that preset's models."""
     from .chapter_run import ChapterRun
 
     stage = stage_dir()
     return {c.key: ChapterRun.prepare(c.key, model=f"preset:{preset}" if preset and c.key.startswith("measurement") else None,
-                                      parameters=book_parameters(profile, preset), output=stage / "notebooks" / f"{c.notebook}.ipynb",
-                                      profile=profile, record=book_results(profile, preset) is None, stage=True)
+                                      parameters=book_parameters(profile, preset, load, c), output=stage / "notebooks" / f"{c.notebook}.ipynb",
+                                      profile=profile, record=book_results(profile, preset, load) is None, stage=True)
             for c in CHAPTERS.values()}
 
 
-def book_plan(profile: str = "full", preset: str | None = None) -> list:
+def book_plan(profile: str = "full", preset: str | None = None, load: dict | None = None) -> list:
     """Every cache lookup a book build's chapters make (:func:`book_runs`' plans, :mod:`attncoda.face.plans`), each once."""
     from .precompute import union
 
-    return union(r.plan() for r in book_runs(profile, preset).values())
+    return union(r.plan() for r in book_runs(profile, preset, load).values())
 
 
 def build_book(profile: str = "full", run: bool = True, strict: bool = True, preset: str | None = None, reuse: bool = True,
-               jobs: int = 1, scheduler: str | None = None) -> Path:
+               jobs: int = 1, scheduler: str | None = None, load: dict | None = None) -> Path:
     """Run every chapter (unless ``run`` is False), then build ``_build/html``; returns its path.
 
     At the full profile without a preset the chapters write the book's record (``data/results``); a small or
     preset build writes to :func:`book_results` instead. A chapter whose :func:`chapter_key` matches its last
     executed copy is not rerun (``reuse=False`` reruns everything). With ``preset``, the measurement chapter
     measures that preset's models instead of the defaults. With ``jobs`` > 1 worker processes or a Dask ``scheduler``,
-    the chapters' plans are computed in parallel first (:mod:`attncoda.face.precompute`). Prints each
-    chapter's time and the total.
+    the chapters' plans are computed in parallel first (:mod:`attncoda.face.precompute`). ``load`` (``load_dtype``,
+    ``device_map``) loads the models otherwise, into a folder of the build's own. Prints each chapter's time and the total.
     """
     from ..base.paths import results_dir
 
@@ -288,19 +288,19 @@ def build_book(profile: str = "full", run: bool = True, strict: bool = True, pre
         from .precompute import connect
 
         client = connect(scheduler)  # a wrong address is one line before any chapter is planned
-    runs = book_runs(profile, preset) if run else {}
+    runs = book_runs(profile, preset, load) if run else {}
     if run and (jobs > 1 or scheduler):
         from .precompute import run_all, union
 
         done = run_all(union(r.plan() for r in runs.values()), workers=jobs, scheduler=scheduler, client=client)
         print(f"precomputed {done['lookups']} cache lookups in {done['seconds']:.0f} s ({'Dask at ' + scheduler if scheduler else f'{jobs} processes'})",
               flush=True)
-    own_results = book_results(profile, preset)
+    own_results = book_results(profile, preset, load)
     for chapter in CHAPTERS.values():
         executed = stage / "notebooks" / f"{chapter.notebook}.ipynb"
         if run:
             prepared = runs[chapter.key]
-            key = chapter_key(chapter, prepared.injected.get("model"), profile, book_parameters(profile, preset))
+            key = chapter_key(chapter, prepared.injected.get("model"), profile, book_parameters(profile, preset, load, chapter))
             stamp = executed.with_suffix(".key")
             has_results = any((Path(own_results or results_dir()) / chapter.key).glob("*.json"))
             summary_page = not chapter.writes_results  # it reads every other chapter's results: always rerun (seconds)

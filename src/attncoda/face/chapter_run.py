@@ -15,6 +15,7 @@ notebook file is read twice per run: once here for its parameter cell, once by p
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,7 @@ class ChapterRun:
     record: bool
     target: Path
     results: Path
+    cache_only: bool = False
 
     @property
     def parameters(self) -> dict:
@@ -46,16 +48,24 @@ class ChapterRun:
         return {**self.defaults, **self.injected}
 
     def plan(self) -> list[Lookup]:
-        """The cache lookups the chapter makes with these parameters (:mod:`attncoda.face.plans`)."""
-        return self.chapter.plan(self.parameters) if self.chapter.plan else []
+        """The cache lookups the chapter makes with these parameters (:mod:`attncoda.face.plans`); with models loaded
+        otherwise than in float32 on the CPU, each lookup carries the load options, so it loads as the kernel will."""
+        from dataclasses import replace
+
+        from ..base.run_setting import RunSetting
+
+        lookups = self.chapter.plan(self.parameters) if self.chapter.plan else []
+        load = RunSetting.from_kernel({k: v for k, v in self.parameters.items() if k in ("load_dtype", "device_map")}).load_parameters()
+        return [replace(lookup, options=tuple(sorted({**dict(lookup.options), **load}.items()))) for lookup in lookups] if load else lookups
 
     @classmethod
     def prepare(cls, name: str, model: str | None = None, parameters: dict | None = None, output: str | os.PathLike | None = None,
-                profile: str = "full", record: bool = False, stage: bool = False) -> ChapterRun:
+                profile: str = "full", record: bool = False, stage: bool = False, cache_only: bool = False) -> ChapterRun:
         """Check a run's chapter, model, parameters and output before any kernel starts, and decide where it writes.
 
         ``stage=True`` lets the executed notebook go to the book's stage (``attncoda book`` at another profile or a
-        preset, whose numbers go elsewhere)."""
+        preset, whose numbers go elsewhere). ``cache_only=True`` makes every cache lookup of the chapter find its result
+        or fail (its plan computed first)."""
         from ..base.paths import absolute_environment, check_environment_folders, results_dir, run_folder
         from .chapters import _model_from_parameters, is_book_run, note_missing_models, output_path, stage_dir
         from .parameters import check_parameters, notebook_parameters
@@ -97,8 +107,7 @@ class ChapterRun:
             results = folder
         else:
             seeds = {k: v for k, v in defaults.items() if k in ("seed", "seeds")}  # the folder names the seed used
-            folder = run_folder(chapter.key, model if model is not None else chapter.default_model, profile,
-                                {**seeds, **params, **load_settings()})
+            folder = run_folder(chapter.key, model if model is not None else chapter.default_model, profile, {**seeds, **params})
             # a chapter that only reads results (the reproducibility page) reads the record
             params.setdefault("results_dir", str(folder / "results") if chapter.writes_results else str(record_folder))
             results = root / "notebooks" / params["results_dir"]  # as the kernel sees it: an absolute path stays itself
@@ -111,7 +120,7 @@ class ChapterRun:
         target = output_path(chapter, output, folder, "results_dir" if given_results else "the run folder", record=record, stage=stage)
         if chapter.per_model:
             note_missing_models(chapter, model, record)
-        return cls(chapter, notebook, defaults, params, profile, record, target, Path(results))
+        return cls(chapter, notebook, defaults, params, profile, record, target, Path(results), cache_only)
 
     def execute(self, progress: bool = True) -> Path:
         """Execute the chapter with papermill and return the executed notebook's path: :attr:`target`, or its first free
@@ -124,34 +133,31 @@ class ChapterRun:
 
     def _execute_to(self, target: Path, progress: bool) -> Path:
         """:meth:`execute` once ``target`` is claimed."""
-        import json
-
         import papermill
         from papermill.exceptions import PapermillExecutionError
 
         from ..base.files import remove_stale_twins, staging_prefix
-        from ..base.progress import ENV as progress_env
+        from ..base.run_setting import PARAMETER, RunSetting
         from .chapters import KERNEL_ARGUMENTS, KERNEL_QUIET, _ProgressEcho, kernel_manager
-        from .results import PARAMETER_NAMES_ENV, RECORD_ENV
 
         root = repo_root()
         remove_stale_twins(target)  # the half-written copies of runs that were killed (SIGKILL) before they could remove them
         partial = target.with_name(staging_prefix(target) + "part.ipynb")
         kernel_log = target.with_name(staging_prefix(target) + "kernel.log")
-        env_before = {k: os.environ.get(k) for k in (*KERNEL_QUIET, "ATTNCODA_HOME", progress_env, RECORD_ENV, PARAMETER_NAMES_ENV)}
+        env_before = {k: os.environ.get(k) for k in (*KERNEL_QUIET, "ATTNCODA_HOME")}
         os.environ.update(KERNEL_QUIET)
         os.environ["ATTNCODA_HOME"] = str(root)
-        os.environ[PARAMETER_NAMES_ENV] = json.dumps(list(self.defaults))  # the provenance names every parameter (results.run_parameters)
-        if self.record:
-            os.environ[RECORD_ENV] = "1"
-        else:
-            os.environ.pop(RECORD_ENV, None)  # inherited from nowhere: only a recorded run writes the record
         echo = _ProgressEcho(self.chapter.key) if progress else None
-        if echo:
-            os.environ[progress_env] = str(echo.path)
+        # the run's machine fields travel as one injected parameter, read once by the kernel's open_chapter; the executed
+        # copy keeps none of it (_write_without_machine_paths)
+        setting = RunSetting(record=self.record, progress=str(echo.path) if echo else None, cache_only=self.cache_only,
+                             parameter_names=tuple(self.defaults))  # the provenance names every parameter (results.run_parameters)
+        injected_setting = _SettingNotUnknown()  # the notebook declares no run_setting: papermill would warn that it is unknown
+        logging.getLogger("papermill").addFilter(injected_setting)
         try:
             executed = papermill.execute_notebook(
-                str(self.notebook), str(partial), parameters=self.injected, kernel_name="python3", cwd=str(root / "notebooks"),
+                str(self.notebook), str(partial), parameters={**self.injected, PARAMETER: setting.machine_fields()}, kernel_name="python3",
+                cwd=str(root / "notebooks"),
                 progress_bar=progress, extra_arguments=KERNEL_ARGUMENTS, kernel_manager_class=kernel_manager(kernel_log),
             )
         except PapermillExecutionError as err:
@@ -164,6 +170,7 @@ class ChapterRun:
             kernel_log.unlink(missing_ok=True)
             raise
         finally:
+            logging.getLogger("papermill").removeFilter(injected_setting)
             if echo:
                 echo.stop()
             for k, v in env_before.items():
@@ -175,6 +182,16 @@ class ChapterRun:
         kernel_log.unlink(missing_ok=True)
         os.replace(partial, target)
         return target
+
+
+class _SettingNotUnknown(logging.Filter):
+    """Drops papermill's warning that the injected run setting is an unknown parameter (no notebook declares it: a
+    reader never sets it)."""
+
+    def filter(self, record) -> bool:
+        from ..base.run_setting import PARAMETER
+
+        return record.getMessage() != f"Passed unknown parameter: {PARAMETER}"
 
 
 def _claimed(target: Path) -> tuple[Path, Path]:
@@ -196,27 +213,50 @@ def _claimed(target: Path) -> tuple[Path, Path]:
     raise ChapterError(f"999 runs are writing {target} and its numbered neighbours; wait for them, or pass another --output")
 
 
-def load_settings() -> dict:
-    """How this process loads models, as set by ``--dtype`` and ``--device-map`` (through the environment): a setting
-    that changes a number, so a run folder's hash covers it. Unset settings are left out, so that a default run keeps
-    its folder."""
-    from ..engine.models import DEVICE_MAP_ENV, DTYPE_ENV
-
-    return {f"load:{name}": os.environ[env] for name, env in (("dtype", DTYPE_ENV), ("device_map", DEVICE_MAP_ENV)) if os.environ.get(env)}
-
-
 def _write_without_machine_paths(executed, path: Path, root: Path) -> None:
     """Write the executed notebook papermill returned to ``path`` with the input and output paths papermill recorded in
-    its metadata made relative to the project folder (the book's copy, which readers download, names no path of this
-    machine)."""
+    its metadata made relative to the project folder, and without the injected run setting (:func:`without_run_setting`):
+    the book's copy, which readers download, names no path of this machine."""
     import json
 
+    executed = without_run_setting(executed)
     meta = executed.get("metadata", {}).get("papermill", {})
     for key in ("input_path", "output_path"):
         if meta.get(key):
             p = Path(meta[key])
             meta[key] = p.relative_to(root).as_posix() if p.is_relative_to(root) else p.name
     path.write_text(json.dumps(executed, indent=1, ensure_ascii=False) + "\n")
+
+
+def without_run_setting(executed):
+    """``executed`` (a notebook as papermill returns it) without the run setting its runner injected: its line in the
+    injected-parameters cell (the whole cell when nothing else was injected) and its entry in papermill's metadata.
+
+    Examples
+    --------
+    >>> nb = {"cells": [{"cell_type": "code", "metadata": {"tags": ["injected-parameters"]},
+    ...                  "source": "# Parameters\\nrun_setting = {'record': True}\\n"}], "metadata": {"papermill": {"parameters": {"run_setting": {}}}}}
+    >>> out = without_run_setting(nb)
+    >>> out["cells"], out["metadata"]["papermill"]["parameters"]
+    ([], {})
+    """
+    import re
+
+    from ..base.run_setting import PARAMETER
+
+    line = re.compile(rf"^{PARAMETER} = .*$\n?", flags=re.M)
+    cells = []
+    for cell in executed.get("cells", []):
+        if "injected-parameters" in cell.get("metadata", {}).get("tags", []):
+            source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+            source = line.sub("", source)
+            if not [s for s in source.splitlines() if s.strip() and not s.lstrip().startswith("#")]:
+                continue
+            cell["source"] = source
+        cells.append(cell)
+    executed["cells"] = cells
+    executed.get("metadata", {}).get("papermill", {}).get("parameters", {}).pop(PARAMETER, None)
+    return executed
 
 
 def run_chapter(name: str, model: str | None = None, parameters: dict | None = None, output: str | os.PathLike | None = None,

@@ -26,7 +26,7 @@ QUIET = {"HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error",
 
 KERNEL_QUIET = {**QUIET, "TQDM_DISABLE": "1"}
 """The chapter kernel's environment: besides :data:`QUIET`, no tqdm bar at all (e.g. transformers' GGUF conversion), so
-no page shows one; the reader follows progress in the terminal (``$ATTNCODA_PROGRESS``)."""
+no page shows one; the reader follows progress in the terminal (the run setting's ``progress`` file, :mod:`attncoda.base.run_setting`)."""
 
 
 @dataclass(frozen=True)
@@ -303,7 +303,7 @@ def remove_stale_progress_logs() -> int:
 
 
 class _ProgressEcho:
-    """Echoes the lines a chapter's kernel writes to ``$ATTNCODA_PROGRESS`` to this terminal, prefixed by the chapter."""
+    """Echoes the lines a chapter's kernel writes to its progress file (the run setting's ``progress``) to this terminal, prefixed by the chapter."""
 
     def __init__(self, key: str):
         import tempfile
@@ -338,7 +338,7 @@ def kernel_manager(log: Path):
     """A kernel manager class whose kernel writes its own stderr to ``log`` instead of the terminal: what the kernel
     process itself prints (ipykernel's logging, such as a ZMQ error raised while it shuts down after a failed cell) is
     not the chapter's output, which reaches the page and the terminal through the messaging protocol and
-    ``$ATTNCODA_PROGRESS``. The caller removes the log when the run ends."""
+    its progress file. The caller removes the log when the run ends."""
     from jupyter_client.manager import AsyncKernelManager
 
     class QuietKernelManager(AsyncKernelManager):

@@ -6,11 +6,11 @@ import argparse
 import json
 import sys
 
-from .chapters import CHAPTERS, ChapterError
+from .chapters import CHAPTERS, ChapterError, find_chapter
 from ..base.errors import AttncodaError
 from ..base.protocol import N_TRIPLES, N_WINDOWS, SEEDS, WINDOW_LENGTH
 from ..base.terminal import visible
-from ..engine.models import DEVICE_MAP_ENV, DTYPE_ENV, LOAD_DTYPES
+from ..base.protocol import LOAD_DTYPES
 
 
 def parse_value(text: str):
@@ -137,9 +137,6 @@ def build_parser() -> argparse.ArgumentParser:
     book.add_argument("--preset", help="measure a named list of models (paper: the paper's models, from the Hub) in the measurement chapter")
     book.add_argument("--jobs", type=jobs, default=1, help="compute the chapters' (model, seed) jobs in this many processes first")
     book.add_argument("--scheduler", type=address, metavar="ADDRESS", help="send those jobs to a Dask distributed scheduler (e.g. tcp://host:8786) instead")
-    for command in (run, book):
-        command.add_argument("--dtype", choices=LOAD_DTYPES, help="load models in this dtype (default float32; bfloat16 for large models on a GPU)")
-        command.add_argument("--device-map", metavar="MAP", help="let accelerate place large models across devices (e.g. auto)")
 
     sub.add_parser("chapters", help="list the chapters")
 
@@ -192,6 +189,10 @@ def build_parser() -> argparse.ArgumentParser:
     sig.add_argument("--corpus", choices=("wikipedia", "shakespeare"), default="wikipedia")
     sig.add_argument("--batch-size", type=positive, default=8)
     sig.add_argument("--refresh", action="store_true", help="recompute even if a cached copy exists")
+    sig.add_argument("--cache-only", action="store_true", help="compute nothing: fail in one line if the signatures are not cached")
+    for command in (run, book, aud, sig):  # run and book pass them to the chapters as load_dtype and device_map
+        command.add_argument("--dtype", choices=LOAD_DTYPES, help="load models in this dtype (default float32; bfloat16 for large models on a GPU)")
+        command.add_argument("--device-map", metavar="MAP", help="let accelerate place large models across devices (e.g. auto)")
     return parser
 
 
@@ -205,9 +206,16 @@ def _list_models() -> None:
 
 
 def _signatures(args) -> None:
+    from dataclasses import replace
+
+    from ..base import run_setting
     from ..studies.reversal import signature_sink_mass
     from ..engine.signatures import cache_path, get_signatures
 
+    if args.cache_only and args.refresh:
+        raise ValueError("--cache-only computes nothing and --refresh recomputes: pass one of them")
+    if args.cache_only:
+        run_setting.use(replace(run_setting.current(), cache_only=True))
     sig = get_signatures(args.model, n=args.n, length=args.length, seed=args.seed, corpus=args.corpus, batch_size=args.batch_size, progress=True, refresh=args.refresh)
     layers, heads, length = sig.shape
     sink = sig.sink()
@@ -217,14 +225,13 @@ def _signatures(args) -> None:
 
 
 def _audit(args) -> None:
-    import os
     from dataclasses import replace
 
     from ..math.metrics import get_metric
     from ..studies import predictor
     from ..engine.attention_map import signatures_and_maps
     from ..engine.models import reusing_loads
-    from ..base.progress import ENV as progress_env
+    from ..base import run_setting
     from ..studies import audit_stages
     from ..studies.audit import MAX_TRIPLES, MIN_TRIPLES, audit, check_sink, parse_sink, render
 
@@ -245,7 +252,7 @@ def _audit(args) -> None:
     if args.triples > MAX_TRIPLES:
         raise ValueError(f"--triples {args.triples:,} is more than the {MAX_TRIPLES:,} the audit samples per seed (their verdicts must fit "
                          f"in memory, and the interval is already narrow); use at most {MAX_TRIPLES:,}")
-    os.environ.setdefault(progress_env, "-")  # long steps (signatures, where attention goes) report on stderr in every format
+    run_setting.use(replace(run_setting.current(), progress="-"))  # long steps (signatures, where attention goes) report on stderr in every format
     if args.fail_above is not None and not 0 <= args.fail_above < 1:
         raise ValueError(f"--fail-above {args.fail_above} must be a rate between 0 and 1 (e.g. 0.05 for 5 %)")
     looks = [args.n] if args.patterns else audit_stages.plan(args.n, args.length, args.seeds, args.full)
@@ -299,9 +306,24 @@ def _run(args) -> None:
     if args.preset and args.model:
         raise ChapterError("pass --model or --preset, not both")
     model = f"preset:{args.preset}" if args.preset else args.model
+    load = load_parameters(args, params)
+    if load and not find_chapter(args.chapter).per_model:
+        raise ChapterError(f"--dtype and --device-map say how models load; chapter {args.chapter!r} loads none")
+    params.update(load)
     run = ChapterRun.prepare(args.chapter, model=model, parameters=params, output=args.output, profile=args.profile, record=args.record)
     print(f"executed notebook: {visible(run.execute())}")
     print(f"results: {visible(run.results)}" + (" (the book's record)" if args.record else ""))
+
+
+def load_parameters(args, given: dict | None = None) -> dict:
+    """``--dtype`` and ``--device-map`` as the chapters' ``load_dtype`` and ``device_map`` parameters (the kernel's run
+    setting takes them from there); ValueError in one line when ``-p`` gives the same parameter too."""
+    load = {name: value for name, value in (("load_dtype", getattr(args, "dtype", None)), ("device_map", getattr(args, "device_map", None))) if value}
+    both = sorted(set(load) & set(given or {}))
+    if both:
+        flag = {"load_dtype": "--dtype", "device_map": "--device-map"}[both[0]]
+        raise ValueError(f"{flag} and -p {both[0]} set the same thing; pass one of them")
+    return load
 
 
 def _models(args) -> None:
@@ -336,7 +358,7 @@ def _book(args) -> None:
     from .book import build_book
 
     html = build_book(profile=args.profile, run=not args.no_run, preset=args.preset, reuse=not args.rerun, jobs=args.jobs,
-                      scheduler=args.scheduler)
+                      scheduler=args.scheduler, load=load_parameters(args))
     print(f"book built: {html / 'index.html'}")
 
 
@@ -389,13 +411,14 @@ def _settle(args) -> None:
         signal.signal(signal.SIGTERM, _terminate)
     for k, v in QUIET.items():  # no loading bars or advisory warnings from the libraries in this terminal either
         os.environ.setdefault(k, v)
-    if getattr(args, "dtype", None):  # through the environment, so a chapter's kernel loads models the same way
-        os.environ[DTYPE_ENV] = args.dtype
     if getattr(args, "device_map", None):
         from ..engine.models import check_device_map
 
         check_device_map(args.device_map)  # a device this machine lacks is one line now, not a "damaged model" in a kernel
-        os.environ[DEVICE_MAP_ENV] = args.device_map
+    if args.command in ("audit", "signatures"):  # no kernel: the models load in this process
+        from ..base import run_setting
+
+        run_setting.use(run_setting.RunSetting(load_dtype=args.dtype or "float32", device_map=args.device_map))
     check_environment_folders()  # no cache, build or record folder inside the project's sources
 
 
@@ -412,8 +435,12 @@ def _interrupted(stop: KeyboardInterrupt) -> int:
 
 
 def main(argv=None) -> int:
-    """Parse, settle, dispatch to :data:`COMMANDS`; every error is one line on stderr and a nonzero exit."""
+    """Parse, settle, dispatch to :data:`COMMANDS`; every error is one line on stderr and a nonzero exit. The run setting
+    a command puts in effect (:mod:`attncoda.base.run_setting`) ends with it."""
+    from ..base import run_setting
+
     args = build_parser().parse_args(argv)
+    before = run_setting.current()
     try:
         _settle(args)
         return COMMANDS[args.command](args) or 0
@@ -422,6 +449,8 @@ def main(argv=None) -> int:
         return 1
     except KeyboardInterrupt as stop:
         return _interrupted(stop)
+    finally:
+        run_setting.use(before)
 
 
 def one_line(err: BaseException) -> str:

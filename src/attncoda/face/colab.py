@@ -43,7 +43,8 @@ import importlib, os, subprocess, sys
 REPOSITORY = "{repository}"
 COMMIT = "{commit}"
 if "google.colab" in sys.modules or os.environ.get("ATTNCODA_COLAB") == "1":
-    checkout = os.path.join(os.environ.get("ATTNCODA_COLAB_DIR", "/content"), "attncoda-src")
+    start = globals().setdefault("_attncoda_start", os.getcwd())  # Colab's /content; a rerun of this cell keeps it
+    checkout = os.path.join(start, "attncoda-src")
     installed = os.path.join(checkout, ".attncoda-installed")  # written last: an interrupted install is redone
     if not os.path.exists(installed):
 {fetch}

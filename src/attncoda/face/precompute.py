@@ -28,12 +28,22 @@ def union(plans) -> list[Lookup]:
 
 
 def run_lookup(lookup: Lookup, threads: int | None = None) -> dict[str, bytes]:
-    """Compute one lookup (or find it cached) and return its cache files as ``{path relative to the cache: bytes}``."""
+    """Compute one lookup (or find it cached) and return its cache files as ``{path relative to the cache: bytes}``. A
+    lookup whose options carry ``load_dtype`` or ``device_map`` (:meth:`~attncoda.face.chapter_run.ChapterRun.plan`)
+    loads its model so, as the chapter's kernel will."""
+    from ..base import run_setting
+
+    options = dict(lookup.options)
+    load = {name: options.pop(name) for name in run_setting.LOAD_FIELDS if name in options}
+    with run_setting.using(**load):
+        return _run_lookup(lookup, options, threads)
+
+
+def _run_lookup(lookup: Lookup, options: dict, threads: int | None) -> dict[str, bytes]:
     from ..engine import set_threads
 
     if threads:
         set_threads(threads)
-    options = dict(lookup.options)
     if lookup.kind == "signatures":
         from ..engine.signatures import cache_path, signature_sets
 

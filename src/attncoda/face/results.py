@@ -10,16 +10,11 @@ parallel) writes a byte-identical results file.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from ..base.files import atomic_write_json
 from ..base.paths import data_dir, results_dir, run_folder, slug
 from ..base.provenance import provenance
-
-RECORD_ENV = "ATTNCODA_WRITE_RECORD"
-"""Set to 1 by ``attncoda run --record`` and ``attncoda book`` in the chapter's kernel (the notebook injects no path)."""
-
 
 TIMES = ("wall_time_s", "seconds", "compute_s", "chapter_seconds", "measure_seconds", "grid_seconds", "training_seconds")
 """Keys that hold run times: written to the timings file, never to the results file."""
@@ -50,22 +45,18 @@ def split_times(value):
     return value, None
 
 
-PARAMETER_NAMES_ENV = "ATTNCODA_PARAMETER_NAMES"
-"""The names of a chapter's parameters (a JSON list), set by a chapter run (:class:`~attncoda.face.chapter_run.ChapterRun`)
-in its kernel, so :func:`run_parameters` need not read the notebook again."""
-
-
 def run_parameters(chapter: str, namespace: dict) -> dict:
     """Every parameter of ``chapter`` with the value it has in this kernel (``namespace``: the notebook's ``globals()``),
     for its results' provenance: the names are those of the notebook's parameter cell, so no parameter can go missing
     from the record; ``results_dir`` (a folder of this machine) is left out.
 
-    The names come from :data:`PARAMETER_NAMES_ENV` in a chapter run, else from the chapter's notebook (one opened in
-    Jupyter or Colab).
+    The names come from the run's setting in a chapter run (:mod:`attncoda.base.run_setting`: its runner read the
+    notebook once), else from the chapter's notebook (one opened in Jupyter or Colab).
     """
-    if os.environ.get(PARAMETER_NAMES_ENV):
-        names = json.loads(os.environ[PARAMETER_NAMES_ENV])
-    else:
+    from ..base.run_setting import current
+
+    names = list(current().parameter_names)
+    if not names:
         from ..base.paths import repo_root
         from .chapters import find_chapter
         from .parameters import notebook_parameters
@@ -87,11 +78,13 @@ def write_results(chapter: str, name: str, numbers: dict, parameters: dict, seed
     number is ``null``.
 
     ``directory`` is the notebook's ``results_dir``, which ``attncoda run`` sets to the run's own folder. A recorded
-    run (``attncoda book``, ``attncoda run --record``) injects none and sets :data:`RECORD_ENV`: it writes the book's
-    record. A notebook executed some other way (plain papermill, Jupyter) passes none and writes to a
+    run (``attncoda book``, ``attncoda run --record``) injects none and its setting says ``record``
+    (:mod:`attncoda.base.run_setting`): it writes the book's record. A notebook executed some other way (plain papermill, Jupyter) passes none and writes to a
     :func:`~attncoda.base.paths.run_folder` of its own, never to the record.
     """
-    if not directory and os.environ.get(RECORD_ENV) == "1":
+    from ..base.run_setting import current
+
+    if not directory and current().record:
         directory = results_dir()  # a recorded run (attncoda book, attncoda run --record)
     elif not directory:
         directory = run_folder(chapter, name, "notebook", {**parameters, "seed": seed}) / "results"
