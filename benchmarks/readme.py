@@ -38,6 +38,8 @@ SCRIPTS = [
     ("bf16_products.py", "bf16 passes on a CPU without bf16 instructions, natively and with float32 products"),
     ("cold_book.py", "a cold `make book`: a fresh clone, an empty cache, every step timed"),
     ("parallel_training.sh", "two of the collapse suite's runs trained at once against one after the other, and whether their weights agree"),
+    ("batched_prune_sets.py", "several prune sets scored in one forward pass (a head mask per batch row) against one pass per set"),
+    ("long_audit.py", "`attncoda audit --full` at a long window against the signatures it needs, and an older source tree's audit"),
 ]
 
 
@@ -265,6 +267,30 @@ def agreement(record: dict) -> str:
     return differing + (f" (at most {record['largest_relative']:.1e} relative)" if record["differing"] else "")
 
 
+def batched_paragraph() -> str:
+    """What ``batched_prune_sets.py`` measured: one forward pass per prune set against several sets per pass."""
+    path = HERE / "results" / "batched_prune_sets.json"
+    if not path.exists():
+        return "Not measured yet: run `python benchmarks/batched_prune_sets.py`."
+    runs = json.loads(path.read_text())
+    lines = [f"- {name}: {r['sets']} sets of {r['windows']} windows, {r['speedup']:.2f}× the speed of one set per pass "
+             f"(passes of at most {r['rows_per_pass']} rows, the sweep's logits budget); largest difference {r['largest_difference']:g}."
+             for name, r in runs.items()]
+    return "\n".join(["Scoring several prune sets in one forward pass, each batch row with its own heads zeroed, measured on this CPU:", "", *lines, "",
+                      "A pass of a few hundred tokens already keeps both cores busy, so the pruning chapter keeps one set per pass."])
+
+
+def long_audit_paragraph() -> str:
+    """What ``long_audit.py`` measured: the audit at a long window against its signatures."""
+    path = HERE / "results" / "long_audit.json"
+    if not path.exists():
+        return "Not measured yet: run `python benchmarks/long_audit.py`."
+    r = json.loads(path.read_text())
+    lines = [f"- {name}: {r['seconds'][name]:.0f} s, {r['ratios'][name]:.2f}× the signatures' {r['seconds']['signatures']:.0f} s" for name in r["ratios"]]
+    return "\n".join([f"`{r['command']}` on {r['model']}, one run of each, one after another (target: at most {r['target']:g}× the signatures):",
+                      "", *lines])
+
+
 def page() -> str:
     from attncoda.face.costs import costs_sentence
 
@@ -306,6 +332,14 @@ def page() -> str:
         "## The audit's cost",
         "",
         audit_paragraph(),
+        "",
+        "## The audit at a long window",
+        "",
+        long_audit_paragraph(),
+        "",
+        "## Prune sets in one pass",
+        "",
+        batched_paragraph(),
         "",
         "## The audit in bfloat16",
         "",
