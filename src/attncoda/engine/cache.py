@@ -132,17 +132,18 @@ def refuse_odd_entry(path: Path) -> None:
 
 
 def cache_or_compute(model: str, jobs, path_for: Callable, read: Callable, write: Callable, compute: Callable,
-                     loaded=None, refresh: bool = False) -> list:
+                     loaded=None, refresh: bool = False, ref=None) -> list:
     """One result per job, from the cache or computed.
 
     ``path_for(job, weights_sha256, default_sink)`` names a job's cache file; ``read(path)`` returns its
-    result or None; ``compute(loaded, job)`` makes one and ``write(result, path)`` stores it.
+    result or None; ``compute(loaded, job)`` makes one and ``write(result, path)`` stores it. ``ref`` is ``model``
+    already resolved (:func:`attncoda.engine.selection.choose` resolves a chapter's models once); else it is resolved here.
     """
     from .models import load_model, resolve
 
     writable_cache()  # a cache that cannot be written fails now, in one line, not after the computation
     found, missed = {}, set()
-    ref = resolve(model) if loaded is None else None
+    ref = (ref or resolve(model)) if loaded is None else None
     identity = identity_without_loading(ref) if ref is not None else None
     if identity is not None and not refresh:
         for job in jobs:

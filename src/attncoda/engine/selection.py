@@ -21,11 +21,24 @@ GROUPS = {"defaults": "every offline model", "encoders": "the offline encoders",
 @dataclass(frozen=True)
 class Choice:
     """One model a chapter measures: ``name`` is what the engine loads, ``label`` what the page calls it, ``result_name``
-    the name its results file is written under."""
+    the name its results file is written under, ``ref`` the name resolved (:func:`attncoda.engine.models.resolve`), once,
+    when it is chosen; None when it cannot be (its own error is raised where it is measured, beside the others)."""
 
     name: str
     label: str
     result_name: str
+    ref: object = None
+
+
+def _resolved(name: str):
+    """:func:`attncoda.engine.models.resolve` of ``name``, or None when it fails (the measurement names the failure)."""
+    from ..base.errors import ModelError
+    from .models import resolve
+
+    try:
+        return resolve(name)
+    except ModelError:
+        return None
 
 
 def group_members(word: str) -> list[str]:
@@ -37,19 +50,26 @@ def group_members(word: str) -> list[str]:
 
 
 def choose(model: str) -> list[Choice]:
-    """The models ``model`` names (see the module docstring), in order."""
+    """The models ``model`` names (see the module docstring), in order, each resolved once."""
     if model in GROUPS:
-        return [Choice(name, name, name) for name in group_members(model)]
+        return [Choice(name, name, name, _resolved(name)) for name in group_members(model)]
     if model.startswith("preset:"):
         from .presets import preset
 
-        return [Choice(e.model_name(), e.label, e.hub_id) for e in preset(model)]
-    return [Choice(model, model, model)]
+        return [Choice(e.model_name(), e.label, e.hub_id, _resolved(e.model_name())) for e in preset(model)]
+    return [Choice(model, model, model, _resolved(model))]
 
 
 def names(model: str) -> list[str]:
     """What the engine loads for ``model``: :func:`choose`'s names."""
     return [c.name for c in choose(model)]
+
+
+def installed_choices(model: str) -> list[Choice]:
+    """:func:`choose`, less the offline models of a group word that are not installed here (see :func:`installed_names`)."""
+    from .registry import REGISTRY
+
+    return [c for c in choose(model) if model not in GROUPS or REGISTRY[c.name].installed()]
 
 
 def installed_names(model: str) -> list[str]:

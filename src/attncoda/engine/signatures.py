@@ -605,11 +605,11 @@ def _vision_length(loaded, one) -> int:
 
 def signature_sets(model: str, seeds=(0,), n: int = N_WINDOWS, length: int = WINDOW_LENGTH, corpus: str = "wikipedia", split: str = "sample",
                    batch_size: int = BATCH_SIZE, eps_values=EPS_SWEEP, progress: bool = False, loaded=None, refresh: bool = False,
-                   spec: SignatureSpec | None = None, companion=None) -> list[Signatures]:
+                   spec: SignatureSpec | None = None, companion=None, ref=None) -> list[Signatures]:
     """One model's signatures for each seed, from the cache or computed (:func:`attncoda.engine.cache.cache_or_compute`:
     the model is loaded once, only when some seed is missing; a Hub id is always loaded, since its weights'
     identity is known only after the download). ``spec``, when given, replaces the options it holds; ``companion``
-    shares each computed seed's forward pass (:func:`compute_spec`)."""
+    shares each computed seed's forward pass (:func:`compute_spec`); ``ref`` is ``model`` already resolved."""
     from .cache import cache_or_compute
 
     spec = spec or SignatureSpec(n, length, corpus, split, batch_size, tuple(eps_values))
@@ -620,7 +620,7 @@ def signature_sets(model: str, seeds=(0,), n: int = N_WINDOWS, length: int = WIN
     def make(loaded_model, seed):
         return compute_spec(loaded_model, spec, seed, progress, companion=companion)
 
-    return cache_or_compute(model, tuple(seeds), path_for, load, save, make, loaded, refresh)
+    return cache_or_compute(model, tuple(seeds), path_for, load, save, make, loaded, refresh, ref)
 
 
 def get_signatures(model: str, seed: int = 0, **options) -> Signatures:

@@ -44,7 +44,7 @@ def missing_sentence(missing: list[str]) -> str:
     return "Not measured here, each for the reason given: " + " ".join(m if m.endswith(".") else m + "." for m in missing)
 
 
-def measure_and_glue(model: str, seeds, n: int, length: int, n_triples: int, batch_size: int) -> tuple[dict, dict]:
+def measure_and_glue(model, seeds, n: int, length: int, n_triples: int, batch_size: int) -> tuple[dict, dict]:
     """:func:`attncoda.studies.measurement.measure_models`, with one printed line per model that cannot be had here
     and the page's ``measure_seconds`` and ``missing_sentence``; returns ``(results by label, seconds by label)``."""
     from ..studies.measurement import measure_models

@@ -105,7 +105,7 @@ def summarize(per_seed: list[SeedMeasure]) -> Summary:
 
 
 def measure(model: str, seeds=SEEDS, n: int = N_WINDOWS, length: int = WINDOW_LENGTH, n_triples: int = N_TRIPLES,
-            batch_size: int = BATCH_SIZE, progress: bool = False) -> Measurement:
+            batch_size: int = BATCH_SIZE, progress: bool = False, ref=None) -> Measurement:
     """Every per-model number of the chapter (signatures from the cache, computed when missing).
 
     The result is cached too (``$ATTNCODA_CACHE/measurements``), keyed by its signatures' cache keys, ``n_triples``
@@ -119,7 +119,7 @@ def measure(model: str, seeds=SEEDS, n: int = N_WINDOWS, length: int = WINDOW_LE
     from ..engine.cache import KeyedJson
     from ..engine.signatures import cache_path, signature_sets
 
-    sigs = signature_sets(model, tuple(seeds), n=n, length=length, batch_size=batch_size, progress=progress)
+    sigs = signature_sets(model, tuple(seeds), n=n, length=length, batch_size=batch_size, progress=progress, ref=ref)
     key = {"model": model, "signatures": [cache_path(s.meta).stem for s in sigs], "n_triples": int(n_triples),
            "source": modules_sha256(reachable_modules([__name__]))}
     entries = KeyedJson("measurements")
@@ -140,10 +140,10 @@ def measure(model: str, seeds=SEEDS, n: int = N_WINDOWS, length: int = WINDOW_LE
     return Measurement.from_json(data)
 
 
-def measure_models(model: str, seeds=SEEDS, n: int = N_WINDOWS, length: int = WINDOW_LENGTH, n_triples: int = N_TRIPLES,
+def measure_models(model, seeds=SEEDS, n: int = N_WINDOWS, length: int = WINDOW_LENGTH, n_triples: int = N_TRIPLES,
                    batch_size: int = BATCH_SIZE) -> tuple[dict[str, Measurement], dict, list[str]]:
     """:func:`measure` for every model ``model`` names (:func:`attncoda.engine.selection.choose`: a group word, a preset or one
-    model): ``(results by label, seconds by label, missing)``.
+    model; or the chosen models themselves, each resolved once): ``(results by label, seconds by label, missing)``.
 
     A model that cannot be had here (ModelError) is one line in ``missing`` and the others are still measured; each
     result carries its ``wall_time_s`` and the ``result_name`` its results file is written under.
@@ -155,10 +155,10 @@ def measure_models(model: str, seeds=SEEDS, n: int = N_WINDOWS, length: int = WI
     from ..engine.selection import choose
 
     results, timings, missing = {}, {}, []
-    for choice in choose(model):
+    for choice in (choose(model) if isinstance(model, str) else model):
         label, t0 = choice.label, time.time()
         try:
-            r = measure(choice.name, seeds=tuple(seeds), n=n, length=length, n_triples=n_triples, batch_size=batch_size)
+            r = measure(choice.name, seeds=tuple(seeds), n=n, length=length, n_triples=n_triples, batch_size=batch_size, ref=choice.ref)
         except ModelError as err:
             missing.append(f"{label}: {err}")
             continue

@@ -223,9 +223,9 @@ def extend(first: Scored, rest: Scored) -> Scored:
 
 def sweep(model: str, seeds=(0, 1, 2), sparsities=SPARSITIES, tie_draws: int = TIE_DRAWS, random_sets: int = RANDOM_SETS, focus: float = PRUNE_SHARE,
           n_windows: int = PRUNE_WINDOWS, calibration_windows: int = CALIBRATION_WINDOWS, length: int = WINDOW_LENGTH,
-          signature_n: int = N_WINDOWS, dtype: str = "bfloat16") -> PruningResult:
-    """Tables 10-11 for one model (see the module docstring). Every perplexity is cached, so a rerun or an interrupted
-    sweep resumes."""
+          signature_n: int = N_WINDOWS, dtype: str = "bfloat16", ref=None) -> PruningResult:
+    """Tables 10-11 for one model (see the module docstring; ``ref``: ``model`` already resolved). Every perplexity is
+    cached, so a rerun or an interrupted sweep resumes."""
     from ..engine.models import load_model, resolve
     from ..engine.bf16_products import products_path
     from ..engine.perplexity import heldout_windows
@@ -239,7 +239,7 @@ def sweep(model: str, seeds=(0, 1, 2), sparsities=SPARSITIES, tie_draws: int = T
     if tie_draws < 1 or random_sets < 1:
         raise ValueError(f"need at least one tie-break draw and one random set, got tie_draws={tie_draws}, random_sets={random_sets}")
     started = time.perf_counter()
-    loaded = load_model(model, resolve(model))  # needed for perplexity anyway: signatures reuse it instead of loading again
+    loaded = load_model(model, ref or resolve(model))  # needed for perplexity anyway: signatures reuse it instead of loading again
     sigs = signature_sets(model, tuple(seeds), n=signature_n, length=length, loaded=loaded)
     layers, heads, _ = sigs[0].shape
     long_ids = heldout_windows(loaded.processor, calibration_windows, length)
