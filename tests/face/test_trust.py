@@ -271,9 +271,16 @@ def claimed_output(tmp: Path) -> Path:
     """D17: an output folder whose theory notebook is claimed by another live run (a process that sleeps a while)."""
     folder = tmp / "claimed"
     folder.mkdir()
-    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
-    (folder / ".01_theory_witness.ipynb.claim").write_text(str(other.pid))
+    holding(folder / "01_theory_witness.ipynb", seconds=120)
     return folder
+
+
+def holding(final: Path, seconds: float) -> subprocess.Popen:
+    """Another process that holds ``final``'s claim (attncoda.base.files.claim) for ``seconds``; returns once it holds it."""
+    other = subprocess.Popen([sys.executable, "-c", f"import sys, time; from attncoda.base.files import claim; held = claim({str(final)!r}); "
+                              f"print('held' if held else 'not held', flush=True); time.sleep({seconds})"], stdout=subprocess.PIPE, text=True)
+    assert other.stdout.readline().strip() == "held"
+    return other
 
 
 def folder_at_entry(tmp: Path) -> Path:
@@ -1574,18 +1581,17 @@ def test_d17_two_runs_with_one_output_never_write_one_file(tmp_path, capsys):
     from attncoda.face.chapter_run import _claimed
 
     target = tmp_path / "01_theory_witness.ipynb"
-    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    other = holding(target, seconds=60)
     try:
-        (tmp_path / f".{target.name}.claim").write_text(str(other.pid))
         chosen, held = _claimed(target)
-        assert chosen == tmp_path / "01_theory_witness-2.ipynb" and held.exists()
+        assert chosen == tmp_path / "01_theory_witness-2.ipynb" and held.is_locked
         assert "another run is writing" in capsys.readouterr().err
-        held.write_text(str(other.pid))  # -2 is now held by the other live run too
-        assert _claimed(target)[0] == tmp_path / "01_theory_witness-3.ipynb"
+        assert _claimed(target)[0] == tmp_path / "01_theory_witness-3.ipynb", "-2 is held by this run, so the next one takes -3"
+        held.release()
     finally:
-        other.kill()
+        other.kill()  # killed: it cannot release anything itself
         other.wait()
-    assert claim(target) is not None, "the claim of a process that is gone is taken over"
+    assert claim(target) is not None, "the claim of a process that is gone goes with it"
 
 
 @pytest.mark.slow  # over 3 s: make test runs it, make check leaves it (held under 120 s in CI)

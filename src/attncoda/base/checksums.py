@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from importlib import metadata
 from pathlib import Path
 
-from .files import atomic_write_json
+from .files import atomic_write_json, content_sha256
 from .paths import cache_dir
 
 
-def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
-    """SHA-256 of a file's bytes, as hex."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
+def sha256_file(path: Path) -> str:
+    """SHA-256 of a file's bytes, as hex (:func:`~attncoda.base.files.content_sha256`)."""
+    return content_sha256(path)
 
 
 def cached_sha256(path: Path) -> str:

@@ -45,28 +45,25 @@ def remove_stale_twins(final: Path) -> int:
     return removed
 
 
-def claim(final: Path) -> Path | None:
-    """Claim ``final`` for this process: create ``.<name>.claim`` beside it, holding this process's id, in one atomic
-    step (``O_EXCL``). Returns the claim's path (remove it when the write is done), or None while another live process
-    holds it; the claim of a process that is gone is taken over."""
-    final = Path(final)
-    path = final.with_name(f".{final.name}.claim")
-    for _ in range(2):
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileExistsError:
-            try:
-                holder = path.read_text().strip()
-            except OSError:
-                holder = ""
-            if holder.isdigit() and process_alive(int(holder)) and int(holder) != os.getpid():
-                return None
-            path.unlink(missing_ok=True)  # its process is gone (killed before it could remove it)
-            continue
-        with os.fdopen(fd, "w") as f:
-            f.write(str(os.getpid()))
-        return path
-    return None
+def claim(final: Path):
+    """Claim ``final``: hold its lock (:class:`filelock.FileLock`, the operating system's file lock, taken without
+    waiting). Returns the held lock (release it when the write is done), or None while another holder has it. A process
+    that dies, however it dies, lets its lock go with it, so no claim outlives its run.
+
+    The lock file is named by a hash of ``final``'s absolute path in a folder of this user's in the system's temporary
+    folder: nothing is left beside ``final``, and no lock file is ever removed (removing one while another process opens
+    it would let two hold it)."""
+    from filelock import FileLock, Timeout
+
+    folder = Path(tempfile.gettempdir()) / f"attncoda-claims-{os.getuid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    name = hashlib.sha256(os.path.abspath(final).encode()).hexdigest()[:32]
+    lock = FileLock(folder / f"{name}.lock")
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        return None
+    return lock
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -193,11 +190,6 @@ def read_regular(path, what: str, advice: str, cap: int = 1 << 28, error=ValueEr
 
 
 def content_sha256(path) -> str:
-    """The SHA-256 of a regular file's bytes, read in blocks."""
-    import hashlib
-
-    h = hashlib.sha256()
+    """The SHA-256 of a file's bytes, as hex (:func:`hashlib.file_digest`: read in blocks)."""
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 22), b""):
-            h.update(block)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()

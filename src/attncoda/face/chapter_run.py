@@ -129,7 +129,7 @@ class ChapterRun:
         try:
             return self._execute_to(target, progress)
         finally:
-            held.unlink(missing_ok=True)  # after the notebook is in place: no other run wrote this path meanwhile
+            held.release()  # after the notebook is in place: no other run wrote this path meanwhile
 
     def _execute_to(self, target: Path, progress: bool) -> Path:
         """:meth:`execute` once ``target`` is claimed."""
@@ -194,7 +194,7 @@ class _SettingNotUnknown(logging.Filter):
         return record.getMessage() != f"Passed unknown parameter: {PARAMETER}"
 
 
-def _claimed(target: Path) -> tuple[Path, Path]:
+def _claimed(target: Path) -> tuple:
     """The notebook path this run writes, and its claim (:func:`~attncoda.base.files.claim`): ``target``, or, while
     another run is writing it, the first free ``<name>-2.ipynb``, ``-3`` … beside it, said on the terminal; two runs
     with one ``--output`` never write one file."""

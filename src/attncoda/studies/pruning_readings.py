@@ -28,10 +28,9 @@ from itertools import combinations
 import numpy as np
 
 from ..base.records import JsonRecord
+from .claim_rule import LEVEL  # the one significance level: family-wise in every family of the chapter's tests (Holm)
 from .pruning import SELECTION_NAMES, overlap
 
-LEVEL = 0.05
-"""Family-wise level of every family of tests in the chapter (Holm)."""
 BOOTSTRAP_DRAWS = 10000
 BOOTSTRAP_SEED = 0
 UNDECIDED = "undecided: too few samples"
