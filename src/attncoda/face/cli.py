@@ -165,7 +165,8 @@ def build_parser() -> argparse.ArgumentParser:
     aud.add_argument("--triples", type=positive, default=N_TRIPLES, help="head triples per seed")
     aud.add_argument("--full", action="store_true", help="read the whole sample at 95 %%, without first looking at a quarter of its windows "
                      "(the default sample is read in two looks and stops at the first that decides)")
-    aud.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    aud.add_argument("--format", choices=("text", "markdown", "json"), default="text",
+                     help="json follows a versioned schema, named in its 'schema' field (python -m attncoda.studies.audit_schema prints it)")
     aud.add_argument("--fail-above", type=float, metavar="RATE",
                      help="exit with status 1 when the reversal rate's 95 %% interval lies above RATE (a fraction, e.g. 0.05): for CI. "
                           "The gate reads the whole sample's 95 %% interval, as --full does; the default sample's early look (a quarter "

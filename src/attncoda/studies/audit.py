@@ -207,6 +207,8 @@ class AuditReport:
 
     @classmethod
     def from_json(cls, data: dict) -> AuditReport:
+        """The report from :meth:`to_json`'s object, or from ``--format json``'s (whose ``schema`` names its version)."""
+        data = {k: v for k, v in data.items() if k != "schema"}
         fields = {**data, "reversal": ReversalReading(**{**data["reversal"], "interval": tuple(data["reversal"]["interval"])}),
                   "prediction": Prediction(**data["prediction"]) if data.get("prediction") else None}
         return cls(**fields)
@@ -491,7 +493,9 @@ def _sample_line(r: AuditReport) -> str:
 def render(r: AuditReport, fmt: str = "text") -> str:
     """The report as plain text, Markdown or JSON."""
     if fmt == "json":
-        return json.dumps(strict_json(r.to_json()), indent=1, allow_nan=False)
+        from .audit_schema import SCHEMA_ID
+
+        return json.dumps(strict_json({"schema": SCHEMA_ID, **r.to_json()}), indent=1, allow_nan=False)
     if fmt not in ("text", "markdown"):
         raise ValueError(f"unknown format {fmt!r}; use text, markdown or json")
     lo, hi = r.reversal.interval
