@@ -113,19 +113,16 @@ def parse_sink(text: str | None, sig) -> tuple[str, tuple[int, ...]]:
 
 
 def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
-    """Wilson score interval of a proportion.
+    """Wilson score interval of a proportion (:func:`attncoda.studies.significance.wilson_z`: statsmodels').
 
     Examples
     --------
     >>> [round(x, 3) for x in wilson(50, 100)]
     [0.404, 0.596]
     """
-    if trials == 0:
-        return float("nan"), float("nan")
-    p = successes / trials
-    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
-    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    from .significance import wilson_z
+
+    return wilson_z(successes, trials, z)
 
 
 def sink_location(sig, top: int = 5) -> list[dict]:
@@ -326,9 +323,10 @@ def t_interval(rates, level: float = 0.95) -> tuple[float, float]:
     >>> [round(x, 4) for x in t_interval([0.1, 0.2, 0.3])]
     [0.0, 0.4484]
     """
-    mean = float(np.mean(rates))
-    half = t_95(len(rates) - 1, level) * float(np.std(rates, ddof=1)) / math.sqrt(len(rates))
-    return max(0.0, mean - half), min(1.0, mean + half)
+    from . import significance
+
+    _, low, high = significance.t_interval(rates, 1 - level)
+    return max(0.0, low), min(1.0, high)
 
 
 def distinct_counts(seed: dict) -> tuple[int, int]:

@@ -84,22 +84,21 @@ def smallest_rank_p(n: int, m: int) -> float:
 
 
 def holm(pvalues) -> list[float]:
-    """Holm's step-down adjusted p-values: sorted ascending, the ``i``-th (from 0) is multiplied by ``m − i``, made
-    non-decreasing, and capped at 1. A test rejects at family-wise level α where its adjusted p is below α.
+    """Holm's step-down adjusted p-values (statsmodels' ``multipletests``): sorted ascending, the ``i``-th (from 0) is
+    multiplied by ``m − i``, made non-decreasing, and capped at 1, each rounded to 15 decimals (so the last bit of a
+    product cannot move a reading across machines). A test rejects at family-wise level α where its adjusted p is below α.
 
     Examples
     --------
     >>> holm([0.01, 0.04, 0.03])
     [0.03, 0.06, 0.06]
     """
+    from statsmodels.stats.multitest import multipletests
+
     p = np.asarray(pvalues, float)
-    order = np.argsort(p, kind="stable")
-    adjusted = np.empty_like(p)
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (len(p) - rank) * p[i]))
-        adjusted[i] = running
-    return [round(float(x), 15) for x in adjusted]
+    if len(p) == 0:
+        return []
+    return [round(float(x), 15) for x in multipletests(p, method="holm")[1]]
 
 
 def reachable(smallest_p: float, family: int, level: float = LEVEL) -> bool:

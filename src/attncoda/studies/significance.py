@@ -106,8 +106,9 @@ def trend_test(groups, resamples: int = 20_000, seed: int = 0) -> tuple[float, f
 
 
 def t_interval(values, level: float = 0.05) -> tuple[float, float, float]:
-    """The mean of independent samples and its two-sided ``1 - level`` Student t interval: (mean, low, high). With one
-    sample the interval is unbounded.
+    """The mean of independent samples and its two-sided ``1 - level`` Student t interval (scipy's
+    ``t.interval`` around the mean with the standard error as scale): (mean, low, high). With one sample the interval is
+    unbounded.
 
     >>> [round(v, 3) for v in t_interval([1.0, 2.0, 3.0])]
     [2.0, -0.484, 4.484]
@@ -118,8 +119,11 @@ def t_interval(values, level: float = 0.05) -> tuple[float, float, float]:
     mean = float(x.mean())
     if len(x) < 2:
         return mean, -math.inf, math.inf
-    half = float(t.ppf(1 - level / 2, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x)))
-    return mean, mean - half, mean + half
+    scale = float(x.std(ddof=1) / math.sqrt(len(x)))
+    if scale == 0:  # every sample the same: scipy needs a positive scale, and the interval is the point
+        return mean, mean, mean
+    low, high = t.interval(1 - level, len(x) - 1, loc=mean, scale=scale)
+    return mean, float(low), float(high)
 
 
 def log_ratio_interval(values, reference: float, level: float = 0.05) -> tuple[float, float, float]:
@@ -134,14 +138,29 @@ def log_ratio_interval(values, reference: float, level: float = 0.05) -> tuple[f
 
 
 def binomial_interval(rate: float, n: int, level: float = 0.05) -> tuple[float, float]:
-    """Wilson's two-sided ``1 - level`` interval for a share ``rate`` of ``n`` independent draws.
+    """Wilson's two-sided ``1 - level`` interval for a share ``rate`` of ``n`` independent draws (statsmodels'
+    ``proportion_confint``).
 
     >>> [round(v, 4) for v in binomial_interval(0.7792, 20_000)]
     [0.7734, 0.7849]
     """
+    from statsmodels.stats.proportion import proportion_confint
+
+    low, high = proportion_confint(rate * n, n, alpha=level, method="wilson")
+    return float(low), float(high)
+
+
+def wilson_z(successes: float, trials: int, z: float) -> tuple[float, float]:
+    """Wilson's interval of ``successes`` out of ``trials`` at the normal quantile ``z`` (1.96: two-sided 95 %; 1.645:
+    a one-sided 95 % upper bound), from :func:`binomial_interval`; NaN for no trials.
+
+    >>> [round(x, 3) for x in wilson_z(50, 100, 1.96)]
+    [0.404, 0.596]
+    """
     from scipy.stats import norm
 
-    z = float(norm.ppf(1 - level / 2))
-    centre = (rate + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(rate * (1 - rate) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return centre - half, centre + half
+    if trials == 0:
+        return float("nan"), float("nan")
+    low, high = binomial_interval(successes / trials, trials, 2 * float(norm.sf(z)))
+    # none or all of them: the bound on that side is exactly 0 or 1 (the library's arithmetic leaves a last bit over)
+    return (0.0 if successes == 0 else max(0.0, low)), (1.0 if successes == trials else min(1.0, high))
