@@ -60,6 +60,25 @@ def test_a_clean_build_pins_the_colab_copies_and_each_page_s_download(tmp_path, 
         assert 'COMMIT = "0123abc"' in _colab_cell(nbformat.read(path, as_version=4)).source, path
     assert len(list(folder.glob("*.ipynb"))) == len(CHAPTERS)
     assert 'path_to_book: "0123abc"' in (stage / "_config.yml").read_text()
+    latest = tmp_path / "out" / "_build" / "colab" / "latest" / "notebooks"
+    assert sorted(p.name for p in latest.glob("*.ipynb")) == sorted(p.name for p in folder.glob("*.ipynb")), "the badge's stable copies"
+    assert (latest / "01_theory_witness.ipynb").read_bytes() == (folder / "01_theory_witness.ipynb").read_bytes()
+
+
+def test_the_readme_s_colab_badge_opens_the_newest_build_s_copy():
+    """The badge points at the colab branch's latest/ folder of the repository _config.yml names, at a chapter that exists."""
+    import re
+
+    import yaml
+
+    from attncoda.face.book import LATEST
+    from attncoda.face.book import COLAB_BRANCH
+
+    url = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"].rstrip("/").removeprefix("https://github.com/")
+    found = re.search(r"\(https://colab\.research\.google\.com/github/([^)]+)\)", (ROOT / "README.md").read_text())
+    assert found, "the README has a Colab badge"
+    assert found.group(1).startswith(f"{url}/blob/{COLAB_BRANCH}/{LATEST}/notebooks/")
+    assert (ROOT / "notebooks" / found.group(1).rsplit("/", 1)[1]).exists()
 
 
 def test_an_executed_page_gives_colab_a_plain_copy_with_its_numbers(tmp_path, monkeypatch):

@@ -78,13 +78,18 @@ COLAB_BRANCH = "colab"
 """The repository branch the publishing workflow pushes ``_build/colab`` to; the Colab buttons open notebooks there."""
 
 
+LATEST = "latest"
+"""The folder of the colab branch that holds the newest build's copies (the README's badge opens it)."""
+
+
 def write_colab_notebooks(stage: Path) -> Path | None:
     """Write each chapter's Colab copy, with the Colab cell pinned to this commit inserted
     (:func:`~attncoda.face.colab.with_colab_cell`), to ``_build/colab/<commit>/notebooks/``: the page's executed
     notebook, its Markdown in plain CommonMark (:func:`~attncoda.face.colab_copy.colab_copy`), so that Colab shows the
     page's numbers and figures before anything runs (the source notebook where the page holds no run). Insert
     the same cell into the staged executed copies (each page's download), and point the staged book's Colab buttons at
-    them (branch :data:`COLAB_BRANCH`, folder ``<commit>``).
+    them (branch :data:`COLAB_BRANCH`, folder ``<commit>``). The same copies go to ``_build/colab/latest/``: a stable
+    address for the newest build (the README's Colab badge), replaced by each build.
 
     Only from a clean tree (the pinned commit must hold the code that ran); otherwise nothing is written and the buttons
     open the notebooks on ``main``, as committed (without the cell: a build of uncommitted changes has no commit Colab
@@ -118,6 +123,9 @@ def write_colab_notebooks(stage: Path) -> Path | None:
             nbformat.write(with_colab_cell(colab, url, commit), str(folder / f"{chapter.notebook}.ipynb"))
         if executed is not None:
             nbformat.write(with_colab_cell(executed, url, commit), str(staged))
+    latest = build_dir() / "colab" / LATEST
+    shutil.rmtree(latest, ignore_errors=True)
+    shutil.copytree(folder.parent, latest)
     config = stage / "_config.yml"
     text = re.sub(r"^(  branch:).*$", rf"\1 {COLAB_BRANCH}", config.read_text(), count=1, flags=re.M)
     config.write_text(re.sub(r'^(  path_to_book:).*$', rf'\1 "{commit}"', text, count=1, flags=re.M))
