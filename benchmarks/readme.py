@@ -267,6 +267,10 @@ def agreement(record: dict) -> str:
     return differing + (f" (at most {record['largest_relative']:.1e} relative)" if record["differing"] else "")
 
 
+BATCHING_PAYS = 1.2
+"""The speed-up at which batching prune sets would be worth a change to the sweep (one run each: a smaller gain is noise)."""
+
+
 def batched_paragraph() -> str:
     """What ``batched_prune_sets.py`` measured: one forward pass per prune set against several sets per pass."""
     path = HERE / "results" / "batched_prune_sets.json"
@@ -276,8 +280,10 @@ def batched_paragraph() -> str:
     lines = [f"- {name}: {r['sets']} sets of {r['windows']} windows, {r['speedup']:.2f}× the speed of one set per pass "
              f"(passes of at most {r['rows_per_pass']} rows, the sweep's logits budget); largest difference {r['largest_difference']:g}."
              for name, r in runs.items()]
-    return "\n".join(["Scoring several prune sets in one forward pass, each batch row with its own heads zeroed, measured on this CPU:", "", *lines, "",
-                      "A pass of a few hundred tokens already keeps both cores busy, so the pruning chapter keeps one set per pass."])
+    faster = [name for name, r in runs.items() if r["speedup"] >= BATCHING_PAYS]
+    verdict = (f"Batching pays on {', '.join(faster)} (at least {BATCHING_PAYS:g}× faster)." if faster else
+               f"On no model was it {BATCHING_PAYS:g}× faster, so the pruning chapter keeps one set per pass.")
+    return "\n".join(["Scoring several prune sets in one forward pass, each batch row with its own heads zeroed, one run on this CPU:", "", *lines, "", verdict])
 
 
 def long_audit_paragraph() -> str:

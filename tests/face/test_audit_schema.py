@@ -11,6 +11,9 @@ from attncoda.face.cli import main
 from attncoda.studies.audit import ADVICE, AuditReport
 from attncoda.studies.audit_schema import SCHEMA, SCHEMA_ID, SCHEMA_VERSION
 
+PINNED = "ed69cdc115278101"
+"""The sha256 (first 16 hex digits) of the schema of SCHEMA_VERSION 1."""
+
 
 @pytest.fixture(scope="module")
 def tiny_env(tmp_path_factory):
@@ -25,7 +28,15 @@ def test_the_schema_is_valid_and_holds_every_field_of_the_report():
     fields = {f.name for f in dataclasses.fields(AuditReport)}
     assert set(SCHEMA["properties"]) == fields | {"schema"}, "a field added to or taken from the report changes the schema (and its version)"
     assert set(SCHEMA["properties"]["advice"]["enum"]) == set(ADVICE)
-    assert SCHEMA["$id"].endswith(f"-{SCHEMA_VERSION}.json")
+    assert SCHEMA["$id"].endswith(f":{SCHEMA_VERSION}")
+
+
+def test_a_changed_schema_changes_its_version():
+    """The schema's content is pinned to its version: editing one without the other fails here."""
+    import hashlib
+
+    digest = hashlib.sha256(json.dumps(SCHEMA, sort_keys=True).encode()).hexdigest()[:16]
+    assert (SCHEMA_VERSION, digest) == (1, PINNED), f"the schema changed (now {digest}): raise SCHEMA_VERSION and pin the new digest"
 
 
 @pytest.mark.parametrize("extra", [[], ["--full"], ["--fail-above", "0.5"], ["--metric", "cosine", "--sink", "0,1"]],

@@ -15,13 +15,13 @@ def fresh_setting(monkeypatch):
     monkeypatch.setattr(run_setting, "_CURRENT", run_setting.RunSetting())
 
 
-def test_every_chapter_opens_in_one_cell_of_at_most_three_lines():
+def test_every_chapter_opens_in_one_cell_of_two_lines():
     for chapter in CHAPTERS.values():
         nb = nbformat.read(ROOT / "notebooks" / f"{chapter.notebook}.ipynb", as_version=4)
         code = [c for c in nb.cells if c.cell_type == "code"]
         assert "parameters" in code[0].metadata.get("tags", []), chapter.notebook
         opening = code[1].source.strip().splitlines()
-        assert len(opening) <= 3 and f'open_chapter("{chapter.key}", globals())' in code[1].source, f"{chapter.notebook}: {opening}"
+        assert len(opening) <= 2 and f'open_chapter("{chapter.key}", globals())' in code[1].source, f"{chapter.notebook}: {opening}"
 
 
 def test_model_chapters_take_the_load_options_as_parameters():
@@ -79,3 +79,48 @@ def test_the_load_flags_reach_a_model_chapter_s_parameters_and_its_plan():
     assert all(dict(lookup.options)["load_dtype"] == "bfloat16" for lookup in run.plan()), "a precomputed lookup loads as the kernel will"
     plain = ChapterRun.prepare("pruning", model="smollm2-135m", profile="small")
     assert all("load_dtype" not in dict(lookup.options) for lookup in plain.plan()), "a default run's plan is as before"
+
+
+def test_a_bad_load_option_is_refused_before_a_kernel_starts():
+    from attncoda.base.errors import ChapterError
+    from attncoda.face.chapter_run import ChapterRun
+
+    with pytest.raises(ChapterError, match="chapter 'pruning': load_dtype 'float8' is not a dtype"):
+        ChapterRun.prepare("pruning", model="smollm2-135m", parameters={"load_dtype": "float8"}, profile="small")
+    with pytest.raises(ChapterError, match="chapter 'pruning': .*meta"):
+        ChapterRun.prepare("pruning", model="smollm2-135m", parameters={"device_map": "meta"}, profile="small")
+
+
+def test_the_default_load_options_given_by_flag_are_the_default_run():
+    import argparse
+
+    from attncoda.face.cli import load_parameters
+
+    assert load_parameters(argparse.Namespace(dtype="float32", device_map=None)) == {}
+    assert load_parameters(argparse.Namespace(dtype="bfloat16", device_map="")) == {"load_dtype": "bfloat16"}
+
+
+def test_a_scoped_setting_belongs_to_its_thread():
+    """A Dask worker runs lookups in threads: one lookup's setting never reaches another's, nor outlives its block."""
+    import threading
+
+    seen, entered, release = {}, threading.Event(), threading.Event()
+
+    def first():
+        with run_setting.using(run_setting.RunSetting(load_dtype="bfloat16")):
+            entered.set()
+            release.wait(5)
+            seen["first"] = run_setting.current().load_dtype
+
+    def second():
+        entered.wait(5)
+        with run_setting.using(run_setting.RunSetting(device_map="auto")):
+            seen["second"] = (run_setting.current().load_dtype, run_setting.current().device_map)
+        release.set()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen == {"first": "bfloat16", "second": ("float32", "auto")} and run_setting.current() == run_setting.RunSetting()

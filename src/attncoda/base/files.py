@@ -50,14 +50,16 @@ def claim(final: Path):
     waiting). Returns the held lock (release it when the write is done), or None while another holder has it. A process
     that dies, however it dies, lets its lock go with it, so no claim outlives its run.
 
-    The lock file is named by a hash of ``final``'s absolute path in a folder of this user's in the system's temporary
-    folder: nothing is left beside ``final``, and no lock file is ever removed (removing one while another process opens
-    it would let two hold it)."""
+    The lock file is named by a hash of ``final``'s real path (links resolved) in a folder of this user's in the system's
+    temporary folder: nothing is left beside ``final``, and no lock file is ever removed (removing one while another
+    process opens it would let two hold it). A folder of that name that another user made is refused (OSError)."""
     from filelock import FileLock, Timeout
 
     folder = Path(tempfile.gettempdir()) / f"attncoda-claims-{os.getuid()}"
     folder.mkdir(mode=0o700, exist_ok=True)
-    name = hashlib.sha256(os.path.abspath(final).encode()).hexdigest()[:32]
+    if folder.stat().st_uid != os.getuid() or folder.is_symlink():
+        raise OSError(f"{folder} belongs to another user; remove it, or set TMPDIR to a folder of your own")
+    name = hashlib.sha256(os.path.realpath(final).encode()).hexdigest()[:32]
     lock = FileLock(folder / f"{name}.lock")
     try:
         lock.acquire(timeout=0)

@@ -49,20 +49,22 @@ def group_members(word: str) -> list[str]:
     return [name for name, entry in REGISTRY.items() if keep(entry)]
 
 
-def choose(model: str) -> list[Choice]:
-    """The models ``model`` names (see the module docstring), in order, each resolved once."""
+def choose(model: str, resolve: bool = True) -> list[Choice]:
+    """The models ``model`` names (see the module docstring), in order, each resolved once (``resolve=False``: names and
+    labels only, no reference)."""
+    found = _resolved if resolve else (lambda name: None)
     if model in GROUPS:
-        return [Choice(name, name, name, _resolved(name)) for name in group_members(model)]
+        return [Choice(name, name, name, found(name)) for name in group_members(model)]
     if model.startswith("preset:"):
         from .presets import preset
 
-        return [Choice(e.model_name(), e.label, e.hub_id, _resolved(e.model_name())) for e in preset(model)]
-    return [Choice(model, model, model, _resolved(model))]
+        return [Choice(e.model_name(), e.label, e.hub_id, found(e.model_name())) for e in preset(model)]
+    return [Choice(model, model, model, found(model))]
 
 
 def names(model: str) -> list[str]:
-    """What the engine loads for ``model``: :func:`choose`'s names."""
-    return [c.name for c in choose(model)]
+    """What the engine loads for ``model``: :func:`choose`'s names (nothing resolved)."""
+    return [c.name for c in choose(model, resolve=False)]
 
 
 def installed_choices(model: str) -> list[Choice]:

@@ -256,7 +256,7 @@ def book_parameters(profile: str, preset: str | None, load: dict | None = None, 
     return {**given, **(load or {})} if chapter is None or chapter.per_model else given
 
 
-def book_runs(profile: str = "full", preset: str | None = None, load: dict | None = None) -> dict:
+def book_runs(profile: str = "full", preset: str | None = None, load: dict | None = None, cache_only: bool = False) -> dict:
     """Every chapter's run as a book build makes it (:class:`~attncoda.face.chapter_run.ChapterRun`, prepared: checked,
     with where it writes), by chapter key: the record at the full profile without a preset or load options, else
     :func:`book_results`; with ``preset``, the measurement pages measure that preset's models."""
@@ -265,7 +265,7 @@ def book_runs(profile: str = "full", preset: str | None = None, load: dict | Non
     stage = stage_dir()
     return {c.key: ChapterRun.prepare(c.key, model=f"preset:{preset}" if preset and c.key.startswith("measurement") else None,
                                       parameters=book_parameters(profile, preset, load, c), output=stage / "notebooks" / f"{c.notebook}.ipynb",
-                                      profile=profile, record=book_results(profile, preset, load) is None, stage=True)
+                                      profile=profile, record=book_results(profile, preset, load) is None, stage=True, cache_only=cache_only)
             for c in CHAPTERS.values()}
 
 
@@ -277,7 +277,7 @@ def book_plan(profile: str = "full", preset: str | None = None, load: dict | Non
 
 
 def build_book(profile: str = "full", run: bool = True, strict: bool = True, preset: str | None = None, reuse: bool = True,
-               jobs: int = 1, scheduler: str | None = None, load: dict | None = None) -> Path:
+               jobs: int = 1, scheduler: str | None = None, load: dict | None = None, cache_only: bool = False) -> Path:
     """Run every chapter (unless ``run`` is False), then build ``_build/html``; returns its path.
 
     At the full profile without a preset the chapters write the book's record (``data/results``); a small or
@@ -285,7 +285,8 @@ def build_book(profile: str = "full", run: bool = True, strict: bool = True, pre
     executed copy is not rerun (``reuse=False`` reruns everything). With ``preset``, the measurement chapter
     measures that preset's models instead of the defaults. With ``jobs`` > 1 worker processes or a Dask ``scheduler``,
     the chapters' plans are computed in parallel first (:mod:`attncoda.face.precompute`). ``load`` (``load_dtype``,
-    ``device_map``) loads the models otherwise, into a folder of the build's own. Prints each chapter's time and the total.
+    ``device_map``) loads the models otherwise, into a folder of the build's own; ``cache_only`` lets no chapter compute
+    (each cache lookup must find its result). Prints each chapter's time and the total.
     """
     from ..base.paths import results_dir
 
@@ -296,7 +297,7 @@ def build_book(profile: str = "full", run: bool = True, strict: bool = True, pre
         from .precompute import connect
 
         client = connect(scheduler)  # a wrong address is one line before any chapter is planned
-    runs = book_runs(profile, preset, load) if run else {}
+    runs = book_runs(profile, preset, load, cache_only) if run else {}
     if run and (jobs > 1 or scheduler):
         from .precompute import run_all, union
 

@@ -52,10 +52,12 @@ class ChapterRun:
         otherwise than in float32 on the CPU, each lookup carries the load options, so it loads as the kernel will."""
         from dataclasses import replace
 
-        from ..base.run_setting import RunSetting
+        from ..base.run_setting import LOAD_FIELDS, RunSetting, using
 
-        lookups = self.chapter.plan(self.parameters) if self.chapter.plan else []
-        load = RunSetting.from_kernel({k: v for k, v in self.parameters.items() if k in ("load_dtype", "device_map")}).load_parameters()
+        setting = RunSetting.from_kernel({k: v for k, v in self.parameters.items() if k in LOAD_FIELDS})
+        with using(setting):  # as the kernel will: the collapse suite's runs name the device they train on
+            lookups = self.chapter.plan(self.parameters) if self.chapter.plan else []
+        load = setting.load_parameters()
         return [replace(lookup, options=tuple(sorted({**dict(lookup.options), **load}.items()))) for lookup in lookups] if load else lookups
 
     @classmethod
@@ -85,6 +87,7 @@ class ChapterRun:
             raise ChapterError(f"{notebook} is missing; run from the project folder or set ATTNCODA_HOME")
         defaults = notebook_parameters(notebook)  # the run's one read of the notebook; papermill's is the other
         check_parameters(chapter.key, notebook, params, defaults)  # names and types first: nothing below reads an unchecked value
+        _check_load(chapter.key, params)
         if model is not None:
             chapter.check_model(model, params)
         if chapter.series and params.get("revisions") and model in (None, chapter.default_model):
@@ -192,6 +195,22 @@ class _SettingNotUnknown(logging.Filter):
         from ..base.run_setting import PARAMETER
 
         return record.getMessage() != f"Passed unknown parameter: {PARAMETER}"
+
+
+def _check_load(key: str, params: dict) -> None:
+    """A bad ``load_dtype`` or ``device_map`` (a dtype this project does not load, a device this machine lacks) is one
+    ChapterError line before any kernel starts, not a failure in the chapter's opening cell."""
+    from ..base.errors import ModelError
+    from ..base.run_setting import LOAD_FIELDS, RunSetting
+
+    try:
+        setting = RunSetting.from_kernel({name: params[name] for name in LOAD_FIELDS if name in params})
+        if setting.device_map:
+            from ..engine.models import check_device_map
+
+            check_device_map(setting.device_map)
+    except (ValueError, ModelError) as err:
+        raise ChapterError(f"chapter {key!r}: {err}") from None
 
 
 def _claimed(target: Path) -> tuple:

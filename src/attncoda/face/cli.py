@@ -129,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--profile", choices=("full", "small"), default="full", help="small: the quick sizes the tests use")
     run.add_argument("--record", action="store_true",
                      help="write the book's record (data/results), as attncoda book does: only at the chapter's defaults")
+    run.add_argument("--cache-only", action="store_true", help="compute nothing: every cache lookup must find its result, else one line")
 
     book = sub.add_parser("book", help="run every chapter and build the website into _build/html")
     book.add_argument("--profile", choices=("full", "small"), default="full")
@@ -137,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     book.add_argument("--preset", help="measure a named list of models (paper: the paper's models, from the Hub) in the measurement chapter")
     book.add_argument("--jobs", type=jobs, default=1, help="compute the chapters' (model, seed) jobs in this many processes first")
     book.add_argument("--scheduler", type=address, metavar="ADDRESS", help="send those jobs to a Dask distributed scheduler (e.g. tcp://host:8786) instead")
+    book.add_argument("--cache-only", action="store_true", help="compute nothing: every chapter's cache lookups must find their results (after --jobs' plans, say)")
 
     sub.add_parser("chapters", help="list the chapters")
 
@@ -311,20 +313,24 @@ def _run(args) -> None:
     if load and not find_chapter(args.chapter).per_model:
         raise ChapterError(f"--dtype and --device-map say how models load; chapter {args.chapter!r} loads none")
     params.update(load)
-    run = ChapterRun.prepare(args.chapter, model=model, parameters=params, output=args.output, profile=args.profile, record=args.record)
+    run = ChapterRun.prepare(args.chapter, model=model, parameters=params, output=args.output, profile=args.profile, record=args.record,
+                             cache_only=args.cache_only)
     print(f"executed notebook: {visible(run.execute())}")
     print(f"results: {visible(run.results)}" + (" (the book's record)" if args.record else ""))
 
 
 def load_parameters(args, given: dict | None = None) -> dict:
     """``--dtype`` and ``--device-map`` as the chapters' ``load_dtype`` and ``device_map`` parameters (the kernel's run
-    setting takes them from there); ValueError in one line when ``-p`` gives the same parameter too."""
-    load = {name: value for name, value in (("load_dtype", getattr(args, "dtype", None)), ("device_map", getattr(args, "device_map", None))) if value}
-    both = sorted(set(load) & set(given or {}))
+    setting takes them from there), the defaults (float32, the CPU) left out; ValueError in one line when ``-p`` gives the
+    same parameter too."""
+    from ..base.run_setting import RunSetting
+
+    asked = {name: value for name, value in (("load_dtype", getattr(args, "dtype", None)), ("device_map", getattr(args, "device_map", None))) if value}
+    both = sorted(set(asked) & set(given or {}))
     if both:
         flag = {"load_dtype": "--dtype", "device_map": "--device-map"}[both[0]]
         raise ValueError(f"{flag} and -p {both[0]} set the same thing; pass one of them")
-    return load
+    return RunSetting(**asked).load_parameters()
 
 
 def _models(args) -> None:
@@ -359,7 +365,7 @@ def _book(args) -> None:
     from .book import build_book
 
     html = build_book(profile=args.profile, run=not args.no_run, preset=args.preset, reuse=not args.rerun, jobs=args.jobs,
-                      scheduler=args.scheduler, load=load_parameters(args))
+                      scheduler=args.scheduler, load=load_parameters(args), cache_only=args.cache_only)
     print(f"book built: {html / 'index.html'}")
 
 
@@ -417,9 +423,11 @@ def _settle(args) -> None:
 
         check_device_map(args.device_map)  # a device this machine lacks is one line now, not a "damaged model" in a kernel
     if args.command in ("audit", "signatures"):  # no kernel: the models load in this process
+        from dataclasses import replace
+
         from ..base import run_setting
 
-        run_setting.use(run_setting.RunSetting(load_dtype=args.dtype or "float32", device_map=args.device_map))
+        run_setting.use(replace(run_setting.current(), load_dtype=args.dtype or "float32", device_map=args.device_map or None))
     check_environment_folders()  # no cache, build or record folder inside the project's sources
 
 

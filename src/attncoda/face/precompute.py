@@ -35,7 +35,7 @@ def run_lookup(lookup: Lookup, threads: int | None = None) -> dict[str, bytes]:
 
     options = dict(lookup.options)
     load = {name: options.pop(name) for name in run_setting.LOAD_FIELDS if name in options}
-    with run_setting.using(**load):
+    with run_setting.using(run_setting.RunSetting(**load)):  # the lookup's own, whatever the worker's process holds
         return _run_lookup(lookup, options, threads)
 
 

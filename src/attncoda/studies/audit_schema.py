@@ -9,7 +9,8 @@ retyped changes the version (``tests/face/test_audit_schema.py`` validates the r
 from __future__ import annotations
 
 SCHEMA_VERSION = 1
-SCHEMA_ID = f"https://attncoda.github.io/attncoda/schemas/audit-report-{SCHEMA_VERSION}.json"
+SCHEMA_ID = f"urn:attncoda:audit-report:{SCHEMA_VERSION}"
+"""The schema's name, which every report carries (a URN: no address serves it; the module prints it)."""
 
 _NUMBER = {"type": "number"}
 _RATE = {"type": "number", "minimum": 0, "maximum": 1}
