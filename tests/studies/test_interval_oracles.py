@@ -33,7 +33,7 @@ def holm_by_hand(pvalues):
     return [round(float(x), 15) for x in adjusted]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.integers(1, 100_000), st.floats(0, 1), st.sampled_from([1.645, 1.96, 2.576]))
 def test_wilson_is_the_hand_formula(trials, share, z):
     successes = round(share * trials)
@@ -43,7 +43,7 @@ def test_wilson_is_the_hand_formula(trials, share, z):
     assert np.allclose((max(0.0, low), min(1.0, high)), wilson_by_hand(successes, trials, z), rtol=1e-9, atol=1e-12)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.floats(-1e3, 1e3), min_size=2, max_size=12), st.sampled_from([0.01, 0.05, 0.1]))
 def test_the_t_interval_is_the_hand_formula(values, level):
     _, low, high = significance.t_interval(values, level)
@@ -53,7 +53,7 @@ def test_the_t_interval_is_the_hand_formula(values, level):
     assert np.allclose(clipped, (max(0.0, by_hand[0]), min(1.0, by_hand[1])), rtol=1e-9, atol=1e-12)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(st.floats(0, 1), min_size=1, max_size=30))
 def test_holm_is_the_hand_step_down(pvalues):
     assert holm(pvalues) == holm_by_hand(pvalues)
