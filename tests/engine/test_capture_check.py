@@ -100,3 +100,18 @@ def test_outputs_alone_do_not_pass_on_the_score_path(tmp_path, monkeypatch):
     assert "\n" not in str(err.value) and not (tmp_path / "cache" / "capture_checks").exists()
     monkeypatch.setattr(capture_check, "_outputs", real)
     assert capture_check.compare(loaded, _window(loaded)).rows_compared == loaded.info.layers
+
+
+def test_a_long_window_is_checked_on_its_first_tokens(monkeypatch, tmp_path):
+    """The check runs the model's own eager forward, whose weights for every layer at once grow with L²: a window past
+    CHECK_TOKENS is cut to its first tokens (audit --length 8192 was killed for memory)."""
+    import torch
+
+    from attncoda.engine import capture_check
+
+    seen = []
+    monkeypatch.setattr(capture_check, "_passed_path", lambda loaded: tmp_path / "no-pass-yet.json")
+    monkeypatch.setattr(capture_check, "compare", lambda loaded, window: seen.append(tuple(window.shape)) or capture_check.CaptureCheck(0.0, None, None, 1e-3))
+    loaded = type("Loaded", (), {"info": type("Info", (), {"vision": False, "name": "m", "weights_sha256": "x"})()})()
+    capture_check.check_capture(loaded, torch.zeros(1, 8192, dtype=torch.long))
+    assert seen == [(1, capture_check.CHECK_TOKENS)]
