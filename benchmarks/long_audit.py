@@ -19,9 +19,26 @@ import json
 import tempfile
 from pathlib import Path
 
-from audit import fresh_cache, timed  # benchmarks/audit.py, beside this script
+import subprocess
+import sys
+import time
+
+from audit import fresh_cache  # benchmarks/audit.py, beside this script
 
 HERE = Path(__file__).parent
+
+
+def timed(commands, env: dict) -> float:
+    """Seconds to run ``commands`` one after another, each its own process; a failure names its exit status and its last
+    line that is not a progress bar (a process killed for memory prints none)."""
+    started = time.perf_counter()
+    for command in commands:
+        argv = [sys.executable, *command[1:]] if command[0] == "python" else [sys.executable, "-m", "attncoda.face.cli", *command]
+        done = subprocess.run(argv, env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            lines = [line for line in done.stderr.splitlines() if line.strip() and "it/s]" not in line and "%|" not in line]
+            raise SystemExit(f"{' '.join(command)}: exit {done.returncode}" + (f": {lines[-1]}" if lines else " (no message: killed?)"))
+    return time.perf_counter() - started
 
 
 def main() -> dict:

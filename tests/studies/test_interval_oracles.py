@@ -4,6 +4,7 @@ here, as oracles, for every input a property test draws."""
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 from scipy.stats import norm, t
 
@@ -53,6 +54,7 @@ def test_the_t_interval_is_the_hand_formula(values, level):
     assert np.allclose(clipped, (max(0.0, by_hand[0]), min(1.0, by_hand[1])), rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.slow  # statsmodels' multipletests costs 40 ms a call: make test runs it, make check leaves it
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.floats(0, 1), min_size=1, max_size=30))
 def test_holm_is_the_hand_step_down(pvalues):

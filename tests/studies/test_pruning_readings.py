@@ -29,6 +29,7 @@ def test_rank_test_is_exact_and_one_sided():
     assert pr.smallest_rank_p(3, 20) == pytest.approx(2 * low), "the smallest two-sided p: every value on one side"
 
 
+@pytest.mark.slow  # 23 s: statsmodels' multipletests costs 40 ms a call; make test runs it, make check leaves it
 def test_holm_adjusts_step_down_and_stays_monotone():
     assert pr.holm([0.01, 0.04, 0.03]) == [0.03, 0.06, 0.06]
     assert pr.holm([0.5]) == [0.5] and pr.holm([0.6, 0.6]) == [1.0, 1.0]
