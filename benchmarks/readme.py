@@ -39,6 +39,7 @@ SCRIPTS = [
     ("cold_book.py", "a cold `make book`: a fresh clone, an empty cache, every step timed"),
     ("parallel_training.sh", "two of the collapse suite's runs trained at once against one after the other, and whether their weights agree"),
     ("batched_prune_sets.py", "several prune sets scored in one forward pass (a head mask per batch row) against one pass per set"),
+    ("js_pairwise.py", "Jensen–Shannon's pairwise matrix, each pair once, against both orders as before"),
     ("long_audit.py", "`attncoda audit --full` at a long window against the signatures it needs, and an older source tree's audit"),
 ]
 
