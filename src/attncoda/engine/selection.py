@@ -67,19 +67,15 @@ def names(model: str) -> list[str]:
     return [c.name for c in choose(model, resolve=False)]
 
 
-def installed_choices(model: str) -> list[Choice]:
+def installed_choices(model: str, resolve: bool = True) -> list[Choice]:
     """:func:`choose`, less the offline models of a group word that are not installed here (see :func:`installed_names`)."""
     from .registry import REGISTRY
 
-    return [c for c in choose(model) if model not in GROUPS or REGISTRY[c.name].installed()]
+    return [c for c in choose(model, resolve) if model not in GROUPS or REGISTRY[c.name].installed()]
 
 
 def installed_names(model: str) -> list[str]:
     """:func:`names`, less the offline models of a group word that are not installed here: what a run can measure
     (:func:`attncoda.face.chapters.note_missing_models` has said which are left out; a recorded run refuses instead).
     One model named on its own is kept, installed or not, so that its own error reaches the reader."""
-    from .registry import REGISTRY
-
-    if model not in GROUPS:
-        return names(model)
-    return [name for name in names(model) if REGISTRY[name].installed()]
+    return [c.name for c in installed_choices(model, resolve=False)]

@@ -216,16 +216,13 @@ def seed_interval(values) -> dict:
     >>> round(r["mean"], 3), round(r["low"], 3), round(r["high"], 3)
     (0.6, 0.352, 0.848)
     """
-    import math
-
-    from .audit import t_95
+    from .significance import t_interval
 
     kept = [float(v) for v in values if v is not None and v == v]
     if len(kept) < 2:
         return {"values": list(values), "mean": kept[0] if kept else float("nan"), "low": float("nan"), "high": float("nan")}
-    mean = float(np.mean(kept))
-    half = t_95(len(kept) - 1) * float(np.std(kept, ddof=1)) / math.sqrt(len(kept))
-    return {"values": list(values), "mean": mean, "low": mean - half, "high": mean + half}
+    mean, low, high = t_interval(kept, 0.05)
+    return {"values": list(values), "mean": mean, "low": low, "high": high}
 
 
 def size_shares(series) -> list[SizeShares]:
