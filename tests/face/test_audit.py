@@ -68,10 +68,11 @@ def test_wilson_interval():
 @pytest.mark.slow  # over 3 s: make test runs it, make check leaves it (held under 120 s in CI)
 def test_the_report_is_a_typed_result_that_round_trips_through_its_json(tiny_env):
     from attncoda.studies.audit import AuditReport, recommend, render
+    from attncoda.studies.audit_schema import SCHEMA_ID
 
     data = json.loads(_audit(tiny_env, "--model", str(tiny_env["llama"]), "--format", "json", "--seeds", "0", "1").stdout)
     report = AuditReport.from_json(data)
-    assert report.to_json() == data and report.reversal.interval[0] <= report.reversal.rate <= report.reversal.interval[1]
+    assert {"schema": SCHEMA_ID, **report.to_json()} == data and report.reversal.interval[0] <= report.reversal.rate <= report.reversal.interval[1]
     assert recommend(report) == data["recommendation"] and report.model in render(report, "markdown")
 
 
