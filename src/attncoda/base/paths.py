@@ -108,6 +108,19 @@ def data_dir() -> Path:
     return repo_root() / "data"
 
 
+PACKAGED_DATA = Path(__file__).resolve().parents[1] / "_data"
+"""The frozen inputs the package carries for an install without its checkout: in the checkout, links to the files
+under ``data/`` (setuptools copies their content into the wheel, ``pyproject.toml``'s package data)."""
+
+
+def frozen_dir() -> Path:
+    """Where the frozen inputs an audit reads live (calibration curves, predictors, the staged audit's margins): the
+    project's ``data``, else, when the package runs without its checkout (``pip install "attncoda @ git+…"``),
+    :data:`PACKAGED_DATA`."""
+    root = repo_root()
+    return root / "data" if _is_project(root) else PACKAGED_DATA
+
+
 def results_dir(override: str | os.PathLike | None = None) -> Path:
     """The book's record of chapter results: ``override``, else ``$ATTNCODA_RESULTS``, else ``data/results``.
 

@@ -42,9 +42,10 @@ def look_level(looks: int) -> float:
 
 
 def data_file(name: str) -> Path:
-    from ..base.paths import data_dir
+    """``data/audit/<name>`` (:func:`~attncoda.base.paths.frozen_dir`)."""
+    from ..base.paths import frozen_dir
 
-    return data_dir() / "audit" / name
+    return frozen_dir() / "audit" / name
 
 
 BIAS_FILE = "stage_bias.json"

@@ -98,10 +98,10 @@ def curve_at(curves: dict, metric: str, sink_mass: float, alpha: float = 0.1) ->
 
 
 def frozen_path() -> Path:
-    """Where the frozen curves live: ``data/calibration/curves.json``."""
-    from ..base.paths import data_dir
+    """Where the frozen curves live: ``data/calibration/curves.json`` (:func:`~attncoda.base.paths.frozen_dir`)."""
+    from ..base.paths import frozen_dir
 
-    return data_dir() / "calibration" / "curves.json"
+    return frozen_dir() / "calibration" / "curves.json"
 
 
 def freeze_or_verify(curves: dict, path: Path | None = None) -> dict:

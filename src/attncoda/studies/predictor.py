@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ..base.files import read_hashed_json, write_hashed_json
-from ..base.paths import data_dir
+from ..base.paths import frozen_dir
 from .calibration import CalibrationGrid, curve_at, load_curves
 from .reversal import CLASSICAL
 
@@ -70,7 +70,8 @@ FILES = {1: "frozen.json", 2: "v2.json"}
 
 
 def frozen_path(version: int = 1) -> Path:
-    return data_dir() / "predictor" / FILES[version]
+    """``data/predictor/<file>`` (:func:`~attncoda.base.paths.frozen_dir`)."""
+    return frozen_dir() / "predictor" / FILES[version]
 
 
 def load_spec(path: Path | None = None, version: int = 1) -> dict:
