@@ -159,3 +159,34 @@ def test_the_audit_s_maps_ride_on_the_signatures_pass(tmp_path, monkeypatch):
             assert [k["key"] for k in a["positions"]] == [k["key"] for k in b["positions"]]
             assert a["recent_mass"] == pytest.approx(b["recent_mass"], rel=1e-9)
             assert (a["chosen_sink"] is None) == (sink is None) == (b["chosen_sink"] is None)
+
+
+def test_half_precision_maps_are_summed_in_float64():
+    """Saved float16 patterns (``audit --patterns``): a key's column over 2,048 rows of 32 heads would pass float16's
+    largest value (65,504) if summed in the input's precision; the sink must still lead the ranking, at its mean."""
+    length, heads = 2048, 32
+    p = np.zeros((1, heads, length, length), np.float16)
+    p[..., 0] = 1
+    acc = AttentionMapAccumulator(1, length, True, (0,), chosen=False)
+    acc.update(0, p)
+    first = acc.finish()["positions"][0]
+    assert first == {"key": 0, "mean_attention": 1.0}
+
+
+def test_blocks_added_after_finish_still_count_by_token():
+    """:meth:`finish` reads the running sums without ending the batch: a later block of the same batch counts for
+    tokens as it does for positions, and the totals equal one pass that never stopped."""
+    import torch
+
+    rng = np.random.default_rng(5)
+    z = np.where(np.tril(np.ones((24, 24), bool)), rng.normal(size=(2, 2, 24, 24)), -np.inf).astype(np.float32)
+    ids = rng.integers(0, 3, size=(2, 24))
+    once, twice = (AttentionMapAccumulator(2, 24, True, (0,), chosen=False) for _ in range(2))
+    for acc in (once, twice):
+        acc.ids = ids
+        acc.update_scores(0, slice(0, 2), slice(0, 24), torch.as_tensor(z))
+    twice.finish()
+    for acc in (once, twice):
+        acc.update_scores(1, slice(0, 2), slice(0, 24), torch.as_tensor(z))
+    assert once.finish() == twice.finish()
+    assert sum(twice.token_rows.values()) == twice.position_rows.sum()

