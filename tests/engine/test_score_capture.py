@@ -214,3 +214,16 @@ def test_blocks_of_queries_give_the_same_signatures(tiny, family, monkeypatch):
     np.testing.assert_allclose(blocked.arithmetic, whole.arithmetic, rtol=1e-6, atol=1e-9)
     for name in STATISTICS:
         np.testing.assert_allclose(blocked.stats[name], whole.stats[name], rtol=1e-6, atol=1e-9, equal_nan=True, err_msg=name)
+
+
+@settings(max_examples=60, deadline=None)
+@given(queries=st.integers(1, 40), extra=st.integers(0, 8), cut=st.data())
+def test_a_causal_block_is_the_whole_triangles_rows(queries, extra, cut):
+    """The mask a causal block gets is, value for value, the rows of the whole ``(Q, K)`` matrix over the keys those rows
+    can see, so the scores keep their bits while the capture never holds ``Q · K`` floats."""
+    keys = queries + extra
+    start = cut.draw(st.integers(0, queries - 1))
+    rows = slice(start, cut.draw(st.integers(start + 1, queries)))
+    whole = score_capture._causal_additive(queries, keys, torch.float32, "cpu")
+    block = score_capture._causal_block(rows, queries, keys, torch.float32, "cpu")
+    assert torch.equal(block, whole[rows, : rows.stop + keys - queries])
