@@ -487,13 +487,14 @@ def glue_protocol(params: dict, names: list[str]) -> None:
 
     from ..base import protocol
     from ..engine import checkpoints
+    from .parameters import single_seed
     from ..studies import sink_search
     from .report import glue
 
     recipe = sink_search.trial(sink_search.LADDER_TRIAL).run
     recipe = replace(recipe, steps=params["steps"] or recipe.steps)
     values = {
-        "N": params["n"], "L": params["length"], "seed": params["seed"], "first_row": protocol.COLLAPSE_FIRST_ROW, "n_triples": f"{params['n_triples']:,}",
+        "N": params["n"], "L": params["length"], "seed": single_seed("collapse", params["seeds"]), "first_row": protocol.COLLAPSE_FIRST_ROW, "n_triples": f"{params['n_triples']:,}",
         "revisions": ", ".join(checkpoints.PYTHIA_REVISIONS), "suite_seeds": ", ".join(map(str, params["suite_seeds"])), "steps": f"{recipe.steps:,}",
         "sizes": "; ".join(f"{h}-wide, {l} layer{'s' if l > 1 else ''} × {a} head{'s' if a > 1 else ''}" for h, l, a in sink_search.LADDER.values()),
         "schedule": schedule_text(recipe), "batch": recipe.batch, "task_length": recipe.length, "rate": f"{recipe.learning_rate:g}",
