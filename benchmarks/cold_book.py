@@ -113,9 +113,16 @@ def previous_runs() -> list[dict]:
     return data["runs"] if "runs" in data else [data]
 
 
+def cpu_kind(run: dict) -> tuple:
+    """What sets a build's speed and last digits: the CPU model, its kernel capability and its bf16 units (two
+    "AMD EPYC" machines, one with avx512_bf16 and one with AVX2 only, are two kinds)."""
+    cpu = run["cpu"]
+    return cpu["model"], cpu.get("capability"), tuple(cpu.get("bf16_units", ())), cpu.get("native_bf16")
+
+
 def with_run(runs: list[dict], run: dict) -> list[dict]:
-    """``runs`` with ``run`` in place of any run on the same CPU model, slowest CPU first."""
-    kept = [r for r in runs if r["cpu"]["model"] != run["cpu"]["model"]]
+    """``runs`` with ``run`` in place of any run on the same kind of CPU (:func:`cpu_kind`), slowest CPU first."""
+    kept = [r for r in runs if cpu_kind(r) != cpu_kind(run)]
     return sorted(kept + [run], key=lambda r: -r["seconds"])
 
 

@@ -146,3 +146,15 @@ def test_a_cold_build_replaces_only_the_run_of_its_own_cpu():
     assert [(r["cpu"]["model"], r["seconds"]) for r in runs] == [("AMD EPYC", 5130.0), ("Intel Xeon", 3600.0)]
     runs = cold_book.with_run(runs, run("AMD EPYC", 3000.0))
     assert [(r["cpu"]["model"], r["seconds"]) for r in runs] == [("Intel Xeon", 3600.0), ("AMD EPYC", 3000.0)]
+
+
+def test_two_machines_of_one_model_name_with_different_bf16_units_are_two_kinds():
+    """An "AMD EPYC" with avx512_bf16 and one with AVX2 only build at different speeds and with different last digits:
+    a run on one keeps the other's."""
+    import cold_book
+
+    native = {"cpu": {"model": "AMD EPYC", "capability": "AVX512", "native_bf16": True}, "seconds": 5130.0}
+    avx2 = {"cpu": {"model": "AMD EPYC", "capability": "AVX2", "native_bf16": False, "bf16_units": []}, "seconds": 6000.0}
+    assert cold_book.with_run([native], avx2) == [avx2, native]
+    faster = {**avx2, "seconds": 5900.0}
+    assert cold_book.with_run([avx2, native], faster) == [faster, native]
