@@ -62,7 +62,7 @@ def timed(commands, env: dict) -> float:
 def one_repeat(model: str, repeat: int, baseline_src: str | None) -> dict:
     audit = ["audit", "--model", model, "--format", "json"]
     one_process = ["python", "-c", f"from attncoda.engine.signatures import signature_sets; signature_sets({model!r}, {SEEDS!r})"]
-    arms = [("signatures", [["signatures", "--model", model, "--seeds", str(s)] for s in SEEDS]), ("signatures, one process", [one_process]),
+    arms = [("signatures", [["signatures", "--model", model, "--seed", str(s)] for s in SEEDS]), ("signatures, one process", [one_process]),
             ("audit --full", [[*audit, "--full"]]), ("audit", [audit])]
     if baseline_src:
         arms.append(("baseline audit", [audit]))

@@ -68,7 +68,7 @@ def test_chapter_executes_on_small_profile(key, tmp_path, monkeypatch):
 
         cell = notebook_parameters(ROOT / "notebooks" / f"{chapter.notebook}.ipynb")
         assert set(prov["parameters"]) - {"eps"} == set(cell) - {"results_dir"}, "every parameter, and no folder of this machine"
-        assert prov["parameters"]["model"] == (model or chapter.default_model) and prov["parameters"]["length" if "length" in cell else "seeds"] is not None
+        assert prov["parameters"]["model"] == (model or chapter.default_model) and prov["parameters"]["length" if "length" in cell else "seed"] is not None
         timings = json.loads((tmp_path / "results" / key / "timings" / f"{slug(name)}.json").read_text())
         assert timings["provenance"]["wall_time_s"] > 0
 

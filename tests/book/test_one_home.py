@@ -38,7 +38,7 @@ HOMES = {
     ("pruning", "random_sets"): pruning_sweep.RANDOM_SETS,
     ("pruning", "n_windows"): pruning_sweep.PRUNE_WINDOWS,
     ("pruning", "calibration_windows"): pruning_sweep.CALIBRATION_WINDOWS,
-    ("collapse", "seeds"): [collapse.ENDPOINT_WINDOW_SEEDS[0]],
+    ("collapse", "seed"): collapse.ENDPOINT_WINDOW_SEEDS[0],
     ("clustering", "batch_size"): inspect.signature(head_distances.head_distances).parameters["batch_size"].default,
 }
 
@@ -55,7 +55,7 @@ def test_a_notebook_default_is_its_home_s_value(chapter, name):
 
 def test_every_copy_in_a_cell_is_listed():
     """A cell value equal to a home's constant under a name HOMES knows is listed, so a new chapter cannot copy one silently."""
-    names = {name for _, name in HOMES} - {"seeds"}  # a first seed of 0 is every chapter's own start, not a copy
+    names = {name for _, name in HOMES} - {"seed"}  # a first seed of 0 is every chapter's own start, not a copy
     for key, chapter in CHAPTERS.items():
         if not chapter.writes_results:
             continue

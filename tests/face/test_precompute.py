@@ -47,7 +47,7 @@ def test_the_plan_holds_every_lookup_the_chapters_make_once(any_models_installed
     assert all(dict(j.options).get("length") == 24 for j in small if j.kind != "suite_run")
     runs = {j.model: dict(j.options) for j in small if j.kind == "suite_run"}
     small_collapse = _parameters("collapse", "small")
-    watch = {"monitor_n": small_collapse["n"], "monitor_length": 24, "monitor_seed": small_collapse["seeds"][0]}  # each run's monitor probe
+    watch = {"monitor_n": small_collapse["n"], "monitor_length": 24, "monitor_seed": small_collapse["seed"]}  # each run's monitor probe
     assert runs == {run.name: {**asdict(run), **watch} for run, _, _ in suite_runs([0, 1], 4, 0, 24)}  # the chapter's own runs
 
 

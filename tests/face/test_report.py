@@ -8,8 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy.stats import spearmanr
 
-from attncoda.face.report import fold_index_name, paper_styler, spearman_sentence
-from attncoda.studies.significance import spearman_permutation
+from attncoda.face.report import fold_index_name, paper_styler, spearman_permutation, spearman_sentence
 
 
 @settings(max_examples=25)

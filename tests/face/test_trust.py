@@ -442,7 +442,7 @@ PROBES = [
     # 1. the record
     ("record-small-profile", ["run", "theory", "--profile", "small", "--record"], {}, 1,
      "--record writes the book's record (.*), which holds chapter 'theory' at its default model, the full profile and default parameters only"),
-    ("record-other-seed", ["run", "theory", "-p", "seeds", "1", "--record"], {}, 1, "--record writes the book's record"),
+    ("record-other-seed", ["run", "theory", "-p", "seed", "1", "--record"], {}, 1, "--record writes the book's record"),
     ("record-by-results-dir", ["run", "theory", "-p", "results_dir", str(RECORD / "results")], {}, 1,
      "results_dir .* is inside the book's record .*; use --record to write the record, or pass another folder"),
     ("verify-record-small", ["verify", "theory", "--profile", "small", "--record"], {}, 1,
@@ -515,7 +515,7 @@ PROBES = [
     ("results-dir-a-file", ["run", "theory", "--profile", "small", "-p", "results_dir", "{file_in_the_way}/r"], {}, 1,
      "results_dir: cannot write to the folder"),
     # 7. (issue 27) misleading or silent
-    ("parameter-twice", ["run", "theory", "-p", "seeds", "1", "-p", "seeds", "2"], {}, 1, "-p seeds is given twice \\(1, then 2\\); pass each parameter once"),
+    ("parameter-twice", ["run", "theory", "-p", "seed", "1", "-p", "seed", "2"], {}, 1, "-p seed is given twice \\(1, then 2\\); pass each parameter once"),
     ("cache-a-dangling-link", ["signatures", "--model", "{tiny_bert}", "--n", "2", "--length", "16"], {"ATTNCODA_CACHE": "{dangling_link}"}, 1,
      "cache: the folder .*gone-cache goes through the link .*gone-cache, which points to .*nowhere, and that does not exist"),
     ("verify-small-against-the-full-record", ["verify", "theory", "--profile", "small"], {}, 1,
@@ -1176,7 +1176,7 @@ def test_a_rerun_writes_its_own_run_folder_and_says_where(sandbox, capsys):
     before = record_digest()
     existing = sandbox / "existing"
     existing.mkdir()
-    assert main(["run", "theory", "--profile", "small", "-p", "seeds", "1", "--output", str(existing)]) == 0
+    assert main(["run", "theory", "--profile", "small", "-p", "seed", "1", "--output", str(existing)]) == 0
     out = capsys.readouterr().out
     assert (existing / "01_theory_witness.ipynb").exists(), "an existing --output folder gets the notebook inside it"
     results = Path(out.split("results: ")[1].strip())
@@ -1599,7 +1599,7 @@ def test_d17_two_concurrent_runs_keep_both_notebooks(sandbox, tmp_path):
     """D17 end to end: two small theory runs with one --output and different seeds, at once, leave two notebooks."""
     out = tmp_path / "both"
     out.mkdir()
-    runs = [subprocess.Popen([sys.executable, "-m", "attncoda.face.cli", "run", "theory", "--profile", "small", "-p", "seeds", str(seed),
+    runs = [subprocess.Popen([sys.executable, "-m", "attncoda.face.cli", "run", "theory", "--profile", "small", "-p", "seed", str(seed),
                               "--output", f"{out}/"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for seed in (0, 1)]
     printed = [run.communicate(timeout=300) for run in runs]
     assert [run.returncode for run in runs] == [0, 0], printed

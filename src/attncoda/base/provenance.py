@@ -1,9 +1,8 @@
 """What produced a result: the code (commit, a hash of the package source, a clean tree), the libraries, the run.
 
 A result names the package modules that can have computed its numbers and a hash of their source
-(:func:`modules_sha256`): the modules its chapter's notebook imports (outside a chapter, those the writing process
-imported) and every module their code can run (:func:`reachable_modules`), except the :data:`WORDING_MODULES`, which
-decide what a chapter runs or word its page and compute none of its numbers. The closure matters because a number read from the cache was computed by code this
+(:func:`modules_sha256`): the modules the writing process imported and every module their code can run
+(:func:`reachable_modules`). The closure matters because a number read from the cache was computed by code this
 process never imported (signatures captured by an earlier run), and the module that reads a cache entry is the one
 that computes it on a miss. A result stays current until one of those modules changes, so a change elsewhere in the
 package does not make it stale. Nothing here records a path of the machine that ran the code.
@@ -43,14 +42,6 @@ STAMPING_MODULES = frozenset({"attncoda.base.provenance"})
 to how results are stamped does not make the numbers stale."""
 
 
-WORDING_MODULES = frozenset({"attncoda.face.chapters", "attncoda.face.plans", "attncoda.face.claims_text"})
-"""Modules a chapter's notebook reaches that compute none of its results' numbers: the chapter table (its models,
-profiles and plan), the plan of cache lookups a parallel build computes first (the chapter's own code computes the same
-entries on a miss), and the verdict sentences worded from results already written. A stamp's walk
-(:func:`reachable_modules`) does not enter them, so a chapter's stamp names only the studies its notebook can run, and
-a change to another chapter's study or to a page's words leaves it current."""
-
-
 def module_file(name: str, package_dir: Path = PACKAGE_DIR) -> Path | None:
     """The source file of package module ``name`` (``attncoda.x.y`` is ``x/y.py`` or ``x/y/__init__.py``), or None."""
     parts = name.split(".")[1:]
@@ -83,18 +74,17 @@ def imported_names(source: str, module: str, is_package: bool = False) -> set[st
     return names
 
 
-def reachable_modules(roots, package_dir: Path = PACKAGE_DIR, stop=frozenset()) -> list[str]:
+def reachable_modules(roots, package_dir: Path = PACKAGE_DIR) -> list[str]:
     """The package modules that ``roots`` (module names) can run: the roots, every module their code imports (read from
     the source, so an import inside a function counts whether or not it ran), the packages above each (importing
-    ``attncoda.x.y`` runs ``attncoda/__init__.py`` and ``attncoda/x/__init__.py``), and so on until nothing is added.
-    A module in ``stop`` is neither named nor entered."""
+    ``attncoda.x.y`` runs ``attncoda/__init__.py`` and ``attncoda/x/__init__.py``), and so on until nothing is added."""
     seen, todo = set(), [r for r in roots if r.split(".")[0] == "attncoda"]
     while todo:
         name = todo.pop()
         parts = name.split(".")
         for upper in (".".join(parts[:i]) for i in range(1, len(parts) + 1)):
             path = module_file(upper, package_dir)
-            if upper in seen or upper in stop or path is None:
+            if upper in seen or path is None:
                 continue
             seen.add(upper)
             todo.extend(imported_names(path.read_text(), upper, path.name == "__init__.py"))
@@ -148,23 +138,17 @@ def version_tag(where: Path = PACKAGE_DIR) -> str | None:
     return _git("describe", "--tags", "--match", "v[0-9]*", "--abbrev=12", where=where) or None
 
 
-def code_version(package_dir: Path = PACKAGE_DIR, notebook: Path | None = None) -> dict:
-    """The package version, the hash of its whole source, the package modules the numbers can come from with
-    :func:`modules_sha256` of them, and, in a git checkout, the commit and whether the code was clean.
-
-    The modules: for a chapter's result, :func:`reachable_modules` of what its ``notebook`` imports, not entering the
-    :data:`WORDING_MODULES`; without a notebook (or where its file is absent, as in an installed package), of the
-    modules this process has imported.
+def code_version(package_dir: Path = PACKAGE_DIR) -> dict:
+    """The package version, the hash of its whole source, the package modules this process's numbers can come from
+    (:func:`reachable_modules` of those it has imported) with :func:`modules_sha256` of them, and, in a git checkout,
+    the commit and whether the code was clean.
 
     ``clean`` is True when ``git status --porcelain -- src notebooks``, run at the repository's top folder (git reads
     pathspecs relative to the folder it runs in), lists nothing: no tracked file changed and no untracked file added.
     ``git_describe`` names the newest version tag (``v0.1.0``) and how far the commit is past it (``v0.1.0-3-g…``),
     where the history holds one.
     """
-    if notebook is not None and Path(notebook).is_file():
-        modules = reachable_modules(notebook_imports(notebook), package_dir, stop=WORDING_MODULES)
-    else:
-        modules = reachable_modules(loaded_modules(), package_dir)
+    modules = reachable_modules(loaded_modules(), package_dir)
     info = {"attncoda": installed_version("attncoda"), "source_sha256": source_sha256(package_dir), "modules": modules,
             "modules_sha256": modules_sha256(modules, package_dir)}
     commit = _git("rev-parse", "HEAD", where=package_dir)
@@ -188,11 +172,10 @@ def library_versions(names=LIBRARIES) -> dict[str, str]:
     return {n: v for n in names if (v := installed_version(n))}
 
 
-def provenance(parameters: dict, seed, wall_seconds: float, extra: dict | None = None, notebook: Path | None = None) -> dict:
-    """What produced a result: code (:func:`code_version`, for a chapter's ``notebook``), Python and library versions,
-    parameters, seed and its wall time in seconds."""
+def provenance(parameters: dict, seed, wall_seconds: float, extra: dict | None = None) -> dict:
+    """What produced a result: code, Python and library versions, parameters, seed and its wall time in seconds."""
     return {
-        "code": code_version(notebook=notebook),
+        "code": code_version(),
         "python": sys.version.split()[0],
         "libraries": library_versions(),
         "parameters": parameters,

@@ -15,9 +15,7 @@ Fields:
 * ``progress``: where progress lines go (:mod:`attncoda.base.progress`): a file the runner echoes, ``"-"`` for stderr,
   ``None`` for nowhere;
 * ``cache_only``: every cache lookup must find its result (a miss is an error, not a computation);
-* ``parameter_names``: the notebook's parameter names, read once by the runner (``()``: read the notebook);
-* ``chosen``: the models the runner chose from the chapter's ``model`` parameter, each resolved there, once
-  (``{"model": word, "choices": [...]}``, :class:`attncoda.engine.selection.Choice` as JSON; None: the kernel chooses).
+* ``parameter_names``: the notebook's parameter names, read once by the runner (``()``: read the notebook).
 """
 
 from __future__ import annotations
@@ -31,7 +29,7 @@ from .protocol import LOAD_DTYPES
 LOAD_FIELDS = ("load_dtype", "device_map")
 """The fields that say how models load: a model chapter's notebook parameters of the same names."""
 
-MACHINE_FIELDS = ("record", "progress", "cache_only", "parameter_names", "chosen")
+MACHINE_FIELDS = ("record", "progress", "cache_only", "parameter_names")
 """The fields a runner injects (a reader never sets them in the notebook)."""
 
 PARAMETER = "run_setting"
@@ -48,7 +46,6 @@ class RunSetting:
     progress: str | None = None
     cache_only: bool = False
     parameter_names: tuple = ()
-    chosen: dict | None = None
 
     def __post_init__(self):
         if self.load_dtype not in LOAD_DTYPES:
@@ -76,8 +73,7 @@ class RunSetting:
             raise ValueError(f"{PARAMETER} is set by attncoda run and attncoda book; leave it out of -p (got {injected!r})")
         return cls(load_dtype=namespace.get("load_dtype", "float32"), device_map=namespace.get("device_map") or None,
                    record=bool(injected.get("record", False)), progress=injected.get("progress"),
-                   cache_only=bool(injected.get("cache_only", False)), parameter_names=tuple(injected.get("parameter_names") or ()),
-                   chosen=injected.get("chosen"))
+                   cache_only=bool(injected.get("cache_only", False)), parameter_names=tuple(injected.get("parameter_names") or ()))
 
 
 _CURRENT = RunSetting()

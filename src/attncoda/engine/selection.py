@@ -29,16 +29,6 @@ class Choice:
     result_name: str
     ref: object = None
 
-    def to_json(self) -> dict:
-        """The choice as JSON (a run setting carries it from the runner into the chapter's kernel)."""
-        return {"name": self.name, "label": self.label, "result_name": self.result_name, "ref": list(self.ref) if self.ref else None}
-
-    @classmethod
-    def from_json(cls, data: dict) -> Choice:
-        from .models import ModelRef
-
-        return cls(data["name"], data["label"], data["result_name"], ModelRef(*data["ref"]) if data.get("ref") else None)
-
 
 def _resolved(name: str):
     """:func:`attncoda.engine.models.resolve` of ``name``, or None when it fails (the measurement names the failure)."""
@@ -77,12 +67,11 @@ def names(model: str) -> list[str]:
     return [c.name for c in choose(model, resolve=False)]
 
 
-def installed_choices(model: str, resolve: bool = True, chosen: list[Choice] | None = None) -> list[Choice]:
-    """:func:`choose` (or the ``chosen`` models, already chosen from ``model``), less the offline models of a group word
-    that are not installed here (see :func:`installed_names`)."""
+def installed_choices(model: str, resolve: bool = True) -> list[Choice]:
+    """:func:`choose`, less the offline models of a group word that are not installed here (see :func:`installed_names`)."""
     from .registry import REGISTRY
 
-    return [c for c in (chosen if chosen is not None else choose(model, resolve)) if model not in GROUPS or REGISTRY[c.name].installed()]
+    return [c for c in choose(model, resolve) if model not in GROUPS or REGISTRY[c.name].installed()]
 
 
 def installed_names(model: str) -> list[str]:

@@ -41,7 +41,6 @@ class ChapterRun:
     target: Path
     results: Path
     cache_only: bool = False
-    chosen: dict | None = None  # the models chosen from the model parameter, each resolved once, here (see RunSetting.chosen)
 
     @property
     def parameters(self) -> dict:
@@ -71,14 +70,14 @@ class ChapterRun:
         or fail (its plan computed first)."""
         from ..base.paths import absolute_environment, check_environment_folders, results_dir, run_folder
         from .chapters import _model_from_parameters, is_book_run, note_missing_models, output_path, stage_dir
-        from .parameters import check_parameters, notebook_parameters, seeds_as_list, single_seed
+        from .parameters import check_parameters, notebook_parameters
 
         chapter = find_chapter(name)
         absolute_environment()  # the kernel runs in notebooks/: a relative $ATTNCODA_CACHE would name another folder there
         check_environment_folders(ChapterError)
         if profile not in ("full", "small"):
             raise ChapterError(f"unknown profile {profile!r}; use 'full' or 'small'")
-        given = seeds_as_list(dict(parameters or {}))  # -p seeds 1 is the one-seed list [1]
+        given = dict(parameters or {})
         model = _model_from_parameters(chapter, model, given)
         params = dict(chapter.small) if profile == "small" else {}
         params.update(given)
@@ -89,8 +88,6 @@ class ChapterRun:
         defaults = notebook_parameters(notebook)  # the run's one read of the notebook; papermill's is the other
         check_parameters(chapter.key, notebook, params, defaults)  # names and types first: nothing below reads an unchecked value
         _check_load(chapter.key, params)
-        if chapter.one_seed:
-            single_seed(chapter.key, params.get("seeds", defaults.get("seeds")))
         if model is not None:
             chapter.check_model(model, params)
         if chapter.series and params.get("revisions") and model in (None, chapter.default_model):
@@ -112,7 +109,7 @@ class ChapterRun:
             writable_folder(folder, "results_dir", "pass another results_dir", ChapterError)
             results = folder
         else:
-            seeds = {k: v for k, v in defaults.items() if k == "seeds"}  # the folder names the seeds used
+            seeds = {k: v for k, v in defaults.items() if k in ("seed", "seeds")}  # the folder names the seed used
             folder = run_folder(chapter.key, model if model is not None else chapter.default_model, profile, {**seeds, **params})
             # a chapter that only reads results (the reproducibility page) reads the record
             params.setdefault("results_dir", str(folder / "results") if chapter.writes_results else str(record_folder))
@@ -126,8 +123,7 @@ class ChapterRun:
         target = output_path(chapter, output, folder, "results_dir" if given_results else "the run folder", record=record, stage=stage)
         if chapter.per_model:
             note_missing_models(chapter, model, record)
-        return cls(chapter, notebook, defaults, params, profile, record, target, Path(results), cache_only,
-                   _chosen(chapter, model if model is not None else defaults.get("model")))
+        return cls(chapter, notebook, defaults, params, profile, record, target, Path(results), cache_only)
 
     def execute(self, progress: bool = True) -> Path:
         """Execute the chapter with papermill and return the executed notebook's path: :attr:`target`, or its first free
@@ -158,7 +154,7 @@ class ChapterRun:
         # the run's machine fields travel as one injected parameter, read once by the kernel's open_chapter; the executed
         # copy keeps none of it (_write_without_machine_paths)
         setting = RunSetting(record=self.record, progress=str(echo.path) if echo else None, cache_only=self.cache_only,
-                             parameter_names=tuple(self.defaults), chosen=self.chosen)  # the provenance names every parameter (results.run_parameters)
+                             parameter_names=tuple(self.defaults))  # the provenance names every parameter (results.run_parameters)
         injected_setting = _SettingNotUnknown()  # the notebook declares no run_setting: papermill would warn that it is unknown
         logging.getLogger("papermill").addFilter(injected_setting)
         try:
@@ -199,17 +195,6 @@ class _SettingNotUnknown(logging.Filter):
         from ..base.run_setting import PARAMETER
 
         return record.getMessage() != f"Passed unknown parameter: {PARAMETER}"
-
-
-def _chosen(chapter: Chapter, model) -> dict | None:
-    """The models a model chapter measures, chosen from its ``model`` parameter and each resolved, here, once
-    (:func:`attncoda.engine.selection.choose`), for the kernel to take as they are (:attr:`RunSetting.chosen`); None for a
-    chapter that measures no pretrained model or a checkpoint series (the collapse chapter's words name training runs)."""
-    if not chapter.per_model or chapter.series or not isinstance(model, str):
-        return None
-    from ..engine.selection import choose
-
-    return {"model": model, "choices": [c.to_json() for c in choose(model)]}
 
 
 def _check_load(key: str, params: dict) -> None:

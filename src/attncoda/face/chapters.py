@@ -45,7 +45,6 @@ class Chapter:
     parent: str | None = None  # the chapter whose section it is (a sub-page in the table of contents)
     plan: Callable | None = None  # the cache lookups it makes for its parameters (attncoda.face.plans), for parallel builds
     groups: tuple = ()  # the group words its model parameter accepts besides one model (attncoda.engine.selection)
-    one_seed: bool = False  # it draws from one text sample or generator: its seeds parameter holds exactly one seed
 
     def check_model(self, model: str, params: dict) -> None:
         """One ChapterError line, before any kernel starts, if ``model`` is not something this chapter can measure: a
@@ -98,7 +97,6 @@ CHAPTERS: dict[str, Chapter] = {
             "01_theory_witness",
             "Theory witness",
             part="Theory",
-            one_seed=True,
             small={"n_positions": 2000, "rows_per_layer": 300, "invariance_samples": 300},
         ),
         Chapter(
@@ -106,7 +104,6 @@ CHAPTERS: dict[str, Chapter] = {
             "02_reversal_calibration",
             "Reversal calibration",
             part="Theory",
-            one_seed=True,
             small={"n_grid": 5, "n_heads": 30, "n_triples": 2000, "replicates": 1},
         ),
         Chapter(
@@ -141,7 +138,6 @@ CHAPTERS: dict[str, Chapter] = {
             series=True,
             colab_model="EleutherAI/pythia-70m",
             plan=plans.collapse,
-            one_seed=True,
         ),
         Chapter(
             "clustering",
@@ -153,7 +149,6 @@ CHAPTERS: dict[str, Chapter] = {
             test_family="bert",
             colab_model="google-bert/bert-base-uncased",
             plan=plans.clustering,
-            one_seed=True,
         ),
         Chapter(
             "pruning",

@@ -30,11 +30,11 @@ def parameters_once(pairs) -> dict:
 
     Examples
     --------
-    >>> parameters_once([["seeds", "1"], ["n", "4"]])
-    {'seeds': 1, 'n': 4}
-    >>> parameters_once([["seeds", "1"], ["seeds", "2"]])
+    >>> parameters_once([["seed", "1"], ["n", "4"]])
+    {'seed': 1, 'n': 4}
+    >>> parameters_once([["seed", "1"], ["seed", "2"]])
     Traceback (most recent call last):
-    ValueError: -p seeds is given twice (1, then 2); pass each parameter once
+    ValueError: -p seed is given twice (1, then 2); pass each parameter once
     """
     params: dict = {}
     for name, value in pairs:
@@ -186,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sig = sub.add_parser("signatures", help="compute (or reuse cached) per-head signatures for a model")
     sig.add_argument("--model", required=True, help="a short name, a Hugging Face id[@revision], a local folder or a .gguf file")
-    sig.add_argument("--seeds", type=non_negative, nargs="+", default=[0], help="text samples, each computed (or read) in turn (default 0)")
+    sig.add_argument("--seed", type=non_negative, default=0)
     sig.add_argument("--n", type=positive, default=N_WINDOWS, help="number of windows")
     sig.add_argument("--length", type=positive, default=WINDOW_LENGTH, help="tokens per window (L)")
     sig.add_argument("--corpus", choices=("wikipedia", "shakespeare"), default="wikipedia")
@@ -219,16 +219,12 @@ def _signatures(args) -> None:
         raise ValueError("--cache-only computes nothing and --refresh recomputes: pass one of them")
     if args.cache_only:
         run_setting.use(replace(run_setting.current(), cache_only=True))
-    if len(set(args.seeds)) != len(args.seeds):
-        raise ValueError(f"--seeds {' '.join(map(str, args.seeds))} repeats a seed; name each text sample once")
-    for seed in args.seeds:
-        sig = get_signatures(args.model, n=args.n, length=args.length, seed=seed, corpus=args.corpus, batch_size=args.batch_size, progress=True,
-                             refresh=args.refresh)
-        layers, heads, length = sig.shape
-        sink = sig.sink()
-        print(f"{visible(args.model)}, seed {seed}: {layers} layers × {heads} heads, L = {length}, N = {sig.meta.n}, sink set {sink} ({sig.meta.default_sink})")
-        print(f"  row-level sink mass {sig.row_mean('sink_mass'):.3f}; signature sink mass {signature_sink_mass(sig.heads(), sink):.3f}")
-        print(f"  cached at {cache_path(sig.meta)} (computed in {sig.timings.get('compute_s', float('nan')):.1f} s)")
+    sig = get_signatures(args.model, n=args.n, length=args.length, seed=args.seed, corpus=args.corpus, batch_size=args.batch_size, progress=True, refresh=args.refresh)
+    layers, heads, length = sig.shape
+    sink = sig.sink()
+    print(f"{visible(args.model)}: {layers} layers × {heads} heads, L = {length}, N = {sig.meta.n}, sink set {sink} ({sig.meta.default_sink})")
+    print(f"  row-level sink mass {sig.row_mean('sink_mass'):.3f}; signature sink mass {signature_sink_mass(sig.heads(), sink):.3f}")
+    print(f"  cached at {cache_path(sig.meta)} (computed in {sig.timings.get('compute_s', float('nan')):.1f} s)")
 
 
 def _audit(args) -> None:

@@ -19,41 +19,25 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class OpenChapter:
     """What a chapter's cells read after its opening: ``model`` (after Colab's swap), ``parameters`` (every parameter's
-    value, for the provenance), ``paper`` (the paper's numbers), ``started`` (``time.time()`` at the opening), ``seed``
-    (a chapter that draws from one sample: the one seed of its ``seeds``; None for the others)."""
+    value, for the provenance), ``paper`` (the paper's numbers), ``started`` (``time.time()`` at the opening)."""
 
     key: str
     model: str
     parameters: dict
     paper: dict
     started: float
-    seed: int | None = None
 
     def elapsed(self) -> float:
         """Seconds since the opening."""
         return time.time() - self.started
 
-    @property
-    def models(self) -> list:
-        """The models the chapter measures (:class:`attncoda.engine.selection.Choice`, each resolved once): those its runner
-        chose and resolved (``attncoda run``, ``attncoda book``), else chosen here from :attr:`model`."""
-        from ..base import run_setting
-        from ..engine.selection import Choice, choose
-
-        chosen = run_setting.current().chosen
-        if chosen and chosen.get("model") == self.model:
-            return [Choice.from_json(c) for c in chosen["choices"]]
-        return choose(self.model)
-
 
 def open_chapter(key: str, namespace: dict) -> OpenChapter:
     """Open chapter ``key`` in a kernel whose parameters are in ``namespace`` (the notebook's ``globals()``). Sets
     ``namespace["model"]`` to the model the chapter measures (see the module docstring); ValueError in one line for a
-    bad ``load_dtype`` or ``device_map``, or more than one seed for a chapter that draws from one sample."""
+    bad ``load_dtype`` or ``device_map``."""
     from ..base import run_setting
-    from .chapters import find_chapter
     from .colab import colab_model
-    from .parameters import single_seed
     from .report import typeset_tables
     from .results import paper_reference, run_parameters
 
@@ -62,5 +46,4 @@ def open_chapter(key: str, namespace: dict) -> OpenChapter:
     if "model" in namespace:
         namespace["model"] = colab_model(key, namespace["model"])
     typeset_tables()
-    seed = single_seed(key, namespace.get("seeds")) if find_chapter(key).one_seed else None
-    return OpenChapter(key, namespace.get("model", ""), run_parameters(key, namespace), paper_reference(), started, seed)
+    return OpenChapter(key, namespace.get("model", ""), run_parameters(key, namespace), paper_reference(), started)

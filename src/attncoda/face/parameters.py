@@ -104,29 +104,6 @@ def check_value(chapter: str, name: str, value, default) -> None:
             fail("repeats an entry; each seed or draw must be distinct")
 
 
-def single_seed(chapter: str, seeds) -> int:
-    """The seed of a chapter that draws from one sample (:attr:`~attncoda.face.chapters.Chapter.one_seed`): ``seeds`` is
-    ``[s]``, or a bare ``s`` as papermill's ``-p seeds s`` passes it. ChapterError in one line for more than one.
-
-    Examples
-    --------
-    >>> single_seed("theory", [3]), single_seed("theory", 3)
-    (3, 3)
-    """
-    if isinstance(seeds, int) and not isinstance(seeds, bool):
-        seeds = [seeds]
-    if not isinstance(seeds, list) or len(seeds) != 1 or isinstance(seeds[0], bool) or not isinstance(seeds[0], int) or seeds[0] < 0:
-        raise ChapterError(f"chapter {chapter!r} draws from one sample: seeds = {seeds!r} must hold one non-negative whole number, "
-                           "e.g. -p seeds 1")
-    return seeds[0]
-
-
-def seeds_as_list(values: dict) -> dict:
-    """``values`` with a bare whole number given for ``seeds`` (``-p seeds 1``) made the one-seed list ``[1]``."""
-    seeds = values.get("seeds")
-    return {**values, "seeds": [seeds]} if isinstance(seeds, int) and not isinstance(seeds, bool) else values
-
-
 def check_parameters(chapter: str, notebook: Path, values: dict, known: dict | None = None) -> None:
     """Check every ``values`` entry against the notebook's parameters cell (``known``, read from ``notebook`` if not
     given): unknown names and wrong types fail in one line."""

@@ -62,16 +62,16 @@ def collapse(params: dict) -> list[Lookup]:
     out = []
     if params["model"] == "suite":
         for run, _, _ in suite_runs(params["suite_seeds"], params.get("steps") or None, params.get("text_steps") or 0, params["length"]):
-            watch = {"monitor_n": params["n"], "monitor_length": params["length"], "monitor_seed": params["seeds"][0]}  # its monitor's probe
+            watch = {"monitor_n": params["n"], "monitor_length": params["length"], "monitor_seed": params["seed"]}  # its monitor's probe
             out.append(Lookup.of("suite_run", run.name, run.seed, {**asdict(run), **watch}))
     options = {"n": params["n"], "length": params["length"], "batch_size": params["batch_size"]}
     for name in endpoint_models(params["endpoints"])[0]:
-        for window_seed, init_seed in [(params["seeds"][0], 0), *collapse_study.endpoint_samples()]:
+        for window_seed, init_seed in [(params["seed"], 0), *collapse_study.endpoint_samples()]:
             out.append(Lookup.of("signatures", name, window_seed, options))
             out.append(Lookup.of("init_signatures", name, window_seed, {**options, "init_seed": init_seed}))
         if _sink_keys(name) != 1:
-            out.append(Lookup.of("entropy_terms", name, params["seeds"][0], options))
-            out.append(Lookup.of("entropy_terms", name, params["seeds"][0], {**options, "init_seed": 0}))
+            out.append(Lookup.of("entropy_terms", name, params["seed"], options))
+            out.append(Lookup.of("entropy_terms", name, params["seed"], {**options, "init_seed": 0}))
     return list(dict.fromkeys(out))
 
 
@@ -92,7 +92,7 @@ def clustering(params: dict) -> list[Lookup]:
 
     hd = {"n": params["n"], "length": params["length"], "batch_size": params["batch_size"]}
     sig = {"n": params["signature_n"], "length": params["length"], "batch_size": BATCH_SIZE}
-    seeds = sample_seeds(params["seeds"][0], params["samples"]) + holdout_seeds(params["seeds"][0], params["samples"], params["holdout"])
+    seeds = sample_seeds(params["seed"], params["samples"]) + holdout_seeds(params["seed"], params["samples"], params["holdout"])
     return ([Lookup.of("head_distances", name, s, hd) for name in names(params["model"]) for s in seeds]
             + [Lookup.of("signatures", name, 0, sig) for name in names(table5_group(params["model"]))])
 

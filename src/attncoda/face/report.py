@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..studies.significance import RANK_POINTS, rank_correlation  # the test and its decision live with the studies; the page only words them
+from ..studies.significance import spearman_permutation  # the test lives with the studies; the page only words it
 
 
 def glue(name: str, value, display: bool = False) -> None:
@@ -333,14 +333,16 @@ def spearman_sentence(x, y, what_x: str, what_y: str, units: str = "models") -> 
     >>> spearman_sentence([1, 2, 3], [1, 2, 3], "sink mass", "reversal")
     'With 3 points, too few to test a rank correlation (at least 5 are needed), nothing can be said about how reversal moves with sink mass.'
     """
-    reading = rank_correlation(x, y)
-    n, rho, p, how = reading["n"], reading["rho"], reading["p"], reading["how"]
-    note = f" ({reading['left_out']} without a defined value left out)" if reading["left_out"] else ""
-    if rho is None:
-        return (f"With {n} points, too few to test a rank correlation (at least {RANK_POINTS} are needed), nothing can be said about how "
-                f"{what_y} moves with {what_x}.")
+    pairs = [(a, b) for a, b in zip(x, y) if a == a and b == b]  # a point without a defined value cannot be ranked
+    left_out = len(x) - len(pairs)
+    x, y = [a for a, _ in pairs], [b for _, b in pairs]
+    n = len(x)
+    note = f" ({left_out} without a defined value left out)" if left_out else ""
+    if n < 5:
+        return f"With {n} points, too few to test a rank correlation (at least 5 are needed), nothing can be said about how {what_y} moves with {what_x}."
+    rho, p, how = spearman_permutation(x, y)
     direction = "rises" if rho > 0 else "falls"
-    if reading["decided"]:
+    if p < 0.05:
         shown = "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
         return f"Across {n} {units}{note}, {what_y} {direction} with {what_x} (Spearman ρ = {rho:.2f}, two-sided {how} {shown})."
     return (f"Across {n} {units}{note} the rank correlation of {what_y} with {what_x} is ρ = {rho:.2f}, with two-sided {how} p = {p:.2f}. "

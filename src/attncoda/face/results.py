@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from ..base.files import atomic_write_json
-from ..base.paths import data_dir, repo_root, results_dir, run_folder, slug
+from ..base.paths import data_dir, results_dir, run_folder, slug
 from ..base.provenance import provenance
 
 TIMES = ("wall_time_s", "seconds", "compute_s", "chapter_seconds", "measure_seconds", "grid_seconds", "training_seconds")
@@ -90,19 +90,10 @@ def write_results(chapter: str, name: str, numbers: dict, parameters: dict, seed
         directory = run_folder(chapter, name, "notebook", {**parameters, "seed": seed}) / "results"
         print(f"results written to {directory} (the book's record changes only with attncoda book or attncoda run --record)")
     path = results_dir(directory) / chapter / f"{slug(name)}.json"
-    record, times = split_times({"results": numbers, "provenance": provenance(parameters, seed, wall_seconds, extra, chapter_notebook(chapter))})
+    record, times = split_times({"results": numbers, "provenance": provenance(parameters, seed, wall_seconds, extra)})
     atomic_write_json(timings_path(chapter, name, directory), {"chapter": chapter, "name": name, **(times or {})}, strict=True)
     atomic_write_json(path, {"chapter": chapter, "name": name, **record}, strict=True)
     return path
-
-
-def chapter_notebook(chapter: str) -> Path | None:
-    """The notebook of chapter ``chapter`` in this project (its imports decide the result's stamp), or None for a name
-    that is no chapter."""
-    from .chapters import CHAPTERS
-
-    found = CHAPTERS.get(chapter)
-    return repo_root() / "notebooks" / f"{found.notebook}.ipynb" if found else None
 
 
 def read_timings(chapter: str, name: str, directory=None) -> dict:

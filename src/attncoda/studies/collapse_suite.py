@@ -154,16 +154,6 @@ def trained_series(run, group: str, kind: str, options: Options = Options(), ret
     return Series(run.name, group, kind, points, shares, training_facts(run), rows, observations)
 
 
-LEARNED_FALL = 0.1
-"""A run learned its task when its training loss fell by more than this share, from its first recorded stretch to its last."""
-
-
-def learned(series) -> bool:
-    """Whether a run learned (:data:`LEARNED_FALL`): its last recorded training loss below ``(1 − LEARNED_FALL)`` times its first."""
-    losses = [p.get("train_loss") for p in series.points if p.get("train_loss") is not None]
-    return len(losses) >= 2 and losses[-1] < (1 - LEARNED_FALL) * losses[0]
-
-
 def size_label(run) -> str:
     """A run's size as the page names it: ``1 × 1, width 128 (0.27 M parameters)``."""
     from ..engine import training

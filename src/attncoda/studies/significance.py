@@ -45,34 +45,6 @@ def spearman_permutation(x, y, resamples: int = 20_000, seed: int = 0) -> tuple[
     return float(rho(ry)), float(result.pvalue), "exact permutation" if exact else "permutation"
 
 
-RANK_POINTS = 5
-"""The fewest points a rank correlation is tested on: with 4, even a perfect ordering has an exact two-sided p of 1/12."""
-
-
-def rank_correlation(x, y) -> dict:
-    """The rank correlation of ``x`` and ``y`` as a reading: the pairs where both values are defined (``n``, and
-    ``left_out``, how many were not), Spearman's ρ with its two-sided permutation p (:func:`spearman_permutation`), and
-    ``decided``: at least :data:`RANK_POINTS` points and p below the book's significance level
-    (:data:`attncoda.studies.claim_rule.LEVEL`). With fewer points, ``rho`` and ``p`` are None.
-
-    Examples
-    --------
-    >>> r = rank_correlation([1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 6])
-    >>> r["n"], r["rho"], r["decided"]
-    (6, 1.0, True)
-    >>> rank_correlation([1, 2, float("nan")], [1, 2, 3])["left_out"], rank_correlation([1, 2], [2, 1])["decided"]
-    (1, False)
-    """
-    from .claim_rule import LEVEL
-
-    pairs = [(a, b) for a, b in zip(x, y) if a == a and b == b]  # a point without a defined value cannot be ranked
-    out = {"n": len(pairs), "left_out": len(x) - len(pairs), "rho": None, "p": None, "how": None, "decided": False}
-    if len(pairs) < RANK_POINTS:
-        return out
-    rho, p, how = spearman_permutation([a for a, _ in pairs], [b for _, b in pairs])
-    return {**out, "rho": rho, "p": p, "how": how, "decided": p < LEVEL}
-
-
 def jonckheere(groups) -> float:
     """Jonckheere–Terpstra's statistic for groups in a stated order: over every pair of groups i < j, the number of
     pairs (a in i, b in j) with a < b, ties counting one half. Large when values rise along the order.
