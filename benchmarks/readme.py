@@ -29,6 +29,7 @@ SCRIPTS = [
     ("perplexity_path.py", "the pruning sweep's evaluation before and after its cost savers"),
     ("prune_windows.py", "how many held-out windows the pruning readings need (from a record's first k windows)"),
     ("prune_draws.py", "whether the pruning readings hold with fewer tie-break draws or random sets (from a record's first sets)"),
+    ("chapter_profile.py", "where the clustering and collapse chapters spend their time (pairwise sums, forward passes, loading, endpoints)"),
     ("pair_kernels.py", "the head-pair kernels against the previous protocol's; `--grouped`: eight JS sums side by side"),
     ("audit.py", "a cold `attncoda audit` against the cold signatures it needs (and an older source tree's audit, in the same run)"),
     ("audit_precision.py", "the audit's rates with the forward pass in bfloat16 against float32"),
